@@ -1,0 +1,84 @@
+# sharness - one GNU Makefile; everything is built under build/.
+#   make          build/sharnessd and build/sharness-client
+#   make run      install missing packages, build, make dev certs once, run in the foreground
+#   make test     install missing packages, build, run every test; last line "N passed, N failed"
+#   make asan     the same binaries with ASan+UBSan (then: make asan test)
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+WARN    := -std=gnu17 -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wvla -Wimplicit-fallthrough
+HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
+           -fcf-protection -fPIE
+OPT     ?= -O2 -g
+CFLAGS  += $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP -Idaemon
+LDFLAGS += -pie -Wl,-z,relro,-z,now,-z,noexecstack
+LIBS    := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
+
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:%.c=$(BUILD)/%.o)
+DAEMON_LIB      := $(BUILD)/libsharnessd.a
+UNIT_SRCS       := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS       := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+PROBE_SRCS      := $(sort $(wildcard tests/probes/*.c))
+PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
+
+.PHONY: all deps run test unit probes clean asan format install uninstall bench fuzz stress
+
+all: $(BUILD)/sharnessd $(BUILD)/sharness-client
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(DAEMON_LIB): $(DAEMON_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/sharnessd: $(BUILD)/daemon/main.o $(DAEMON_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Probes run inside the sandbox: small static binaries that report exact errnos.
+$(BUILD)/probes/%: tests/probes/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
+
+unit: $(UNIT_BINS)
+probes: $(PROBE_BINS)
+
+-include client/client.mk
+-include bench/bench.mk
+-include tests/fuzz/fuzz.mk
+
+deps:
+	@scripts/deps.sh
+
+run: deps all
+	@scripts/devcerts.sh
+	@scripts/run-dev.sh
+
+test: deps all unit probes
+	@tests/run.sh
+
+asan:
+	$(MAKE) BUILD=build/asan SAN=1 OPT="-O1 -g" all unit probes
+
+format:
+	clang-format -i daemon/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(DAEMON_LIB_OBJS:.o=.d) $(BUILD)/daemon/main.d $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

@@ -1,0 +1,53 @@
+/*
+ * config.h - the daemon configuration (SPEC §11): strict JSON, embedded
+ * development defaults, and the config's own policy hash.
+ *
+ * Trust: the file is operator configuration; unknown keys, wrong types and
+ * out-of-range values are refused with one sentence naming the key.
+ * Ownership: struct config owns all its strings; config_free() releases them.
+ */
+#ifndef SHARNESS_CONFIG_H
+#define SHARNESS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFIG_WORKSPACES_MAX 16
+
+struct config {
+	char *listen_host;             /* "127.0.0.1" */
+	unsigned listen_port;          /* 7443 */
+	bool listen_any;               /* "listen_non_loopback": true allows a non-loopback address */
+	char *tls_ca, *tls_cert, *tls_key;
+	char *profiles_dir;
+	char *workspaces[CONFIG_WORKSPACES_MAX]; /* absolute, realpath'd at load */
+	size_t n_workspaces;
+	uid_t uid_first;               /* uid_range.first */
+	unsigned uid_count;            /* uid_range.count */
+	unsigned max_runs;             /* concurrent runs; beyond -> 503 */
+	char *secrets_file;            /* NULL = none */
+	char *audit_log;               /* path, or "-" for stderr */
+	char *state_dir;
+	size_t max_body;               /* limits.max_body_bytes, default 2 MiB */
+	unsigned connection_limit;     /* limits.connections, default 64 */
+	unsigned connection_timeout_s; /* limits.idle_timeout_s, default 15 */
+	unsigned approval_timeout_s;   /* default 300 */
+	char *proxy_listen;            /* reserved for the egress proxy; NULL until issue 6 */
+	char *source;                  /* file it came from, or "(embedded defaults)" */
+};
+
+/* Fill `c` with the embedded development defaults (certs under .sharness/certs,
+ * profiles under ./profiles, workspace = the current directory). */
+int config_defaults(struct config *c, char *err, size_t errlen);
+
+/* Load `path` over the defaults. Returns 0 or -1 with err set. */
+int config_load(const char *path, struct config *c, char *err, size_t errlen);
+
+/* Parse a JSON document (for tests and fuzzing); `origin` names it in errors. */
+int config_parse(const char *origin, const char *json, size_t len, struct config *c,
+                 char *err, size_t errlen);
+
+void config_free(struct config *c);
+
+#endif

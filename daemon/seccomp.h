@@ -1,0 +1,26 @@
+/*
+ * seccomp.h - the run's seccomp deny list (SPEC §6), compiled once at start
+ * with libseccomp and kept as raw BPF, loaded per run with one prctl.
+ *
+ * Trust: privileged build at start; seccomp_apply() runs in the sandbox child
+ * after no_new_privs, right before execve.
+ */
+#ifndef SHARNESS_SECCOMP_H
+#define SHARNESS_SECCOMP_H
+
+#include <stddef.h>
+#include <linux/filter.h>
+
+/* Compile the sandbox filter (native arch only, bad arch kills). */
+int seccomp_build_sandbox(struct sock_fprog *out, char *err, size_t errlen);
+/* Compile the front's own filter (no exec, no namespaces, no ptrace, ...). */
+int seccomp_build_front(struct sock_fprog *out, char *err, size_t errlen);
+/* Load a compiled filter on the calling thread (and, for the front, TSYNC to
+ * all threads). Requires no_new_privs. Async-signal-safe. */
+int seccomp_apply(const struct sock_fprog *prog);
+void seccomp_prog_free(struct sock_fprog *prog);
+
+/* Names of the denied syscalls, NULL-terminated, for /v0/policy. */
+const char *const *seccomp_denied_names(void);
+
+#endif
