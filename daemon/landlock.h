@@ -29,7 +29,12 @@ int landlock_abi(void);
 /* Restrict the calling thread: only `paths` with their grants; TCP bind denied,
  * TCP connect denied except to `tcp_connect_port` (0 = none); abstract unix
  * sockets and signals scoped where the ABI has them.  Requires no_new_privs.
- * Returns 0 or -1 with errno. */
+ * Returns 0 or -1 with errno.  Fails closed: Landlock unavailable → -1
+ * (ENOSYS not built, EOPNOTSUPP disabled); a path that cannot be opened →
+ * -1 with open()'s errno (ENOENT for a missing path), nothing applied, so the
+ * caller decides whether a missing path may be left out.  A grant on a file
+ * (not a directory) keeps only the file rights (read, write, exec, truncate,
+ * ioctl).  Async-signal-safe (syscalls only). */
 int landlock_apply(const struct landlock_path *paths, size_t n, uint16_t tcp_connect_port);
 
 #endif

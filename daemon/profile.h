@@ -79,4 +79,15 @@ const struct profile *profile_set_find(const struct profile_set *set, const char
 void profile_free(struct profile *p);
 void profile_set_free(struct profile_set *set);
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 127 bytes. */
+bool profile_env_name_valid(const char *name);
+
+/* A name no profile grant or request may set (compared case-insensitively):
+ * the sandbox's own (PATH, HOME, *_PROXY), shell hooks (IFS, ENV, BASH_ENV, ...),
+ * loader and libc hooks (LD_*, GCONV_PATH, GLIBC_TUNABLES, ...), language
+ * runtime hooks (PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, ...), git
+ * config injection (GIT_CONFIG_*, GIT_SSH_COMMAND, ...) and SHARNESS_*.
+ * NULL counts as dangerous. */
+bool profile_env_name_dangerous(const char *name);
+
 #endif

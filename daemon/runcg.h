@@ -21,6 +21,15 @@ struct run_cgroup;
  * on pure v2, move the daemon into a leaf so runs may be siblings.  Fails
  * (naming what is missing) when the pids controller is unusable. */
 int runcg_init(char *err, size_t errlen);
+/* runcg_init with another parent name (tests, a second daemon) and, with
+ * legacy_only, the unified mount of a hybrid box ignored (pure v1 behaviour:
+ * freezer + kill loop instead of cgroup.kill).  May be called again to
+ * switch; call it before forking anything that must stay out of the runs. */
+int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t errlen);
+/* Pure v2 delegation step, exposed for tests: move the calling process into
+ * <dir>/daemon, then enable `controllers` ("pids memory") in the
+ * subtree_control of dir and of a new <dir>/runs.  dir is an absolute path. */
+int runcg_v2_delegate(const char *dir, const char *controllers, char *err, size_t errlen);
 
 const char *runcg_version(void);   /* "v1", "hybrid" or "v2" */
 bool runcg_has_memory(void);

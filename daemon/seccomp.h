@@ -18,6 +18,9 @@ int seccomp_build_front(struct sock_fprog *out, char *err, size_t errlen);
 /* Load a compiled filter on the calling thread (and, for the front, TSYNC to
  * all threads). Requires no_new_privs. Async-signal-safe. */
 int seccomp_apply(const struct sock_fprog *prog);
+/* The front's variant: seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) so every thread
+ * of the process is filtered; -1 with ESRCH if a thread could not be synced. */
+int seccomp_apply_tsync(const struct sock_fprog *prog);
 void seccomp_prog_free(struct sock_fprog *prog);
 
 /* Names of the denied syscalls, NULL-terminated, for /v0/policy. */

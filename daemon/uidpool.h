@@ -17,6 +17,10 @@ struct uidpool;
  * dynamic users 61184-65519, container range 524288-1879048191, nobody) or
  * that wraps.  The error says which and what to configure instead. */
 int uidpool_check_range(uid_t first, unsigned count, char *err, size_t errlen);
+/* The same checks against the given files instead of /etc (tests); no NSS
+ * lookups. */
+int uidpool_check_range_files(uid_t first, unsigned count, const char *passwd, const char *group,
+                              const char *subuid, const char *subgid, char *err, size_t errlen);
 
 struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errlen);
 void uidpool_free(struct uidpool *p);

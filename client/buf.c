@@ -1,0 +1,109 @@
+/*
+ * buf.c - growable byte buffer with a size cap (see buf.h).
+ */
+#include "buf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (b->max && (n > b->max || b->len > b->max - n)) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1) {
+			if (cap > ((size_t)-1) / 2) {
+				errno = ENOMEM;
+				return -1;
+			}
+			cap *= 2;
+		}
+		char *d = realloc(b->data, cap);
+		if (!d)
+			return -1;
+		b->data = d;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char small[512];
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof small)
+		return buf_append(b, small, (size_t)n);
+	char *big = malloc((size_t)n + 1);
+	if (!big)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int rc = buf_append(b, big, (size_t)n);
+	free(big);
+	return rc;
+}
+
+/* Inside single quotes the shell treats every byte literally except the
+ * closing quote itself (POSIX XCU 2.2.2), so the only escape needed is to
+ * close the quote, emit an escaped quote, and reopen: ' -> '\'' */
+int buf_shquote(struct buf *b, const char *s, size_t n)
+{
+	if (buf_append(b, "'", 1) < 0)
+		return -1;
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\'')
+			continue;
+		if (buf_append(b, s + start, i - start) < 0 || buf_append(b, "'\\''", 4) < 0)
+			return -1;
+		start = i + 1;
+	}
+	if (buf_append(b, s + start, n - start) < 0 || buf_append(b, "'", 1) < 0)
+		return -1;
+	return 0;
+}
+
+int buf_read_fd(struct buf *b, int fd)
+{
+	char chunk[65536];
+	for (;;) {
+		ssize_t r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0;
+		if (buf_append(b, chunk, (size_t)r) < 0)
+			return -1;
+	}
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}

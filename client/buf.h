@@ -1,0 +1,31 @@
+/*
+ * buf.h - a growable byte buffer, always NUL-terminated, with a hard size cap.
+ *
+ * Used for HTTP replies, quoting and stdin.  Every input the client reads has
+ * a maximum (buf_append fails with EFBIG past `max`), so a hostile peer cannot
+ * make the client grow without bound.
+ */
+#ifndef SHARNESS_CLIENT_BUF_H
+#define SHARNESS_CLIENT_BUF_H
+
+#include <stddef.h>
+
+struct buf {
+	char *data;     /* NUL-terminated; NULL until the first append */
+	size_t len;
+	size_t cap;
+	size_t max;     /* 0 = no cap */
+};
+
+/* Appends n bytes; 0, or -1 with errno ENOMEM or EFBIG (past max). */
+int buf_append(struct buf *b, const void *p, size_t n);
+int buf_puts(struct buf *b, const char *s);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s single-quoted for POSIX sh: 'it'\''s' - every byte but NUL kept. */
+int buf_shquote(struct buf *b, const char *s, size_t n);
+/* Reads fd to EOF; -1 with errno set (EFBIG when the data exceeds b->max). */
+int buf_read_fd(struct buf *b, int fd);
+/* Frees the data; the struct may be reused. buf_free on a zeroed buf is a no-op. */
+void buf_free(struct buf *b);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * hook.c - rewrite an agent's shell tool call to `sharness-client run`.
+ *
+ * Trust: the hook JSON comes from the agent, and the command text is written
+ * by a model that may be steered by hostile input.  The text is never
+ * interpreted here; it is single-quoted whole, which bash undoes exactly.
+ * When the input cannot be routed, the hook blocks (exit 2) rather than
+ * failing open: every agent treats other non-zero exits as "run unchanged".
+ */
+#include "hook.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+
+#define HOOK_MAX_INPUT (16u << 20)
+
+int hook_agent_parse(const char *name, enum hook_agent *a)
+{
+	static const struct { const char *name; enum hook_agent a; } t[] = {
+		{"claude", HOOK_CLAUDE}, {"codex", HOOK_CODEX}, {"gemini", HOOK_GEMINI}, {"cursor", HOOK_CURSOR},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		if (strcmp(name, t[i].name) == 0) {
+			*a = t[i].a;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A word that the shell keeps literally when unquoted. */
+static int is_plain(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *s))
+			return 0;
+	return 1;
+}
+
+static int add_word(struct buf *b, const char *w)
+{
+	if (buf_puts(b, " ") < 0)
+		return -1;
+	return is_plain(w) ? buf_puts(b, w) : buf_shquote(b, w, strlen(w));
+}
+
+char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s, const struct hook_opts *o)
+{
+	struct buf b = {0};
+	char num[32];
+	int bad = is_plain(self) ? buf_puts(&b, self) : buf_shquote(&b, self, strlen(self));
+	bad |= buf_puts(&b, " run");
+	const struct { const char *flag, *val; } pass[] = {
+		{"--url", o->conf ? o->conf->flag_url : NULL},
+		{"--cert", o->conf ? o->conf->flag_cert : NULL},
+		{"--key", o->conf ? o->conf->flag_key : NULL},
+		{"--ca", o->conf ? o->conf->flag_ca : NULL},
+		{"--profile", o->profile},
+	};
+	for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++)
+		if (pass[i].val)
+			bad |= add_word(&b, pass[i].flag) | add_word(&b, pass[i].val);
+	if (timeout_s > 0) {
+		snprintf(num, sizeof num, "%ld", timeout_s);
+		bad |= add_word(&b, "--timeout") | add_word(&b, num);
+	}
+	bad |= buf_puts(&b, " -- ") | buf_shquote(&b, cmd, len);
+	if (bad) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* Splits s into words if it is nothing but literal words: plain characters,
+ * '...' quotes and backslash escapes, separated by blanks.  Any other shell
+ * syntax ($, `, ;, |, &, <, >, (, ), newline, globs, ~, #, ", ...) -> -1,
+ * because then the text could run something besides the client. */
+static int literal_words(const char *s, size_t n, char ***out)
+{
+	struct buf cur = {0};
+	char **w = NULL;
+	size_t nw = 0;
+	int inword = 0;
+	for (size_t i = 0; i <= n; i++) {
+		char ch = i < n ? s[i] : ' ';
+		if (ch == ' ' || ch == '\t') {
+			if (inword) {
+				char **nwv = realloc(w, (nw + 2) * sizeof *w);
+				if (!nwv)
+					goto fail;
+				w = nwv;
+				w[nw++] = cur.data ? cur.data : strdup("");
+				w[nw] = NULL;
+				cur.data = NULL;
+				cur.len = cur.cap = 0;
+				inword = 0;
+			}
+			continue;
+		}
+		inword = 1;
+		if (ch == '\'') {
+			const char *q = memchr(s + i + 1, '\'', n - i - 1);
+			if (!q || buf_append(&cur, s + i + 1, (size_t)(q - s - i - 1)) < 0)
+				goto fail;
+			i = (size_t)(q - s);
+		} else if (ch == '\\' && i + 1 < n && s[i + 1] != '\n') {
+			if (buf_append(&cur, s + i + 1, 1) < 0)
+				goto fail;
+			i++;
+		} else if (ch && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", ch)) {
+			if (buf_append(&cur, &ch, 1) < 0)
+				goto fail;
+		} else {
+			goto fail;
+		}
+	}
+	*out = w;
+	return (int)nw;
+fail:
+	buf_free(&cur);
+	for (size_t i = 0; i < nw; i++)
+		free(w[i]);
+	free(w);
+	return -1;
+}
+
+/* Does this first word name the running binary?  An absolute path must
+ * resolve to it; a bare name must be what PATH lookup in the agent's shell
+ * finds first, as the shell would.  A relative path never counts: the agent
+ * can write files in its working directory. */
+static int names_self(const char *self, const char *word)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	if (!realpath(self, a))
+		return 0;
+	if (word[0] == '/')
+		return realpath(word, b) && strcmp(a, b) == 0;
+	if (strchr(word, '/'))
+		return 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		return 0;
+	for (const char *p = path; *p;) {
+		size_t l = strcspn(p, ":");
+		char cand[PATH_MAX];
+		if (l && snprintf(cand, sizeof cand, "%.*s/%s", (int)l, p, word) < (int)sizeof cand &&
+		    access(cand, X_OK) == 0)
+			return cand[0] == '/' && realpath(cand, b) && strcmp(a, b) == 0;
+		p += l;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
+}
+
+int hook_is_routed(const char *self, const char *cmd, size_t len)
+{
+	char **w = NULL;
+	int n = literal_words(cmd, len, &w), routed = 0;
+	if (n >= 4 && strcmp(w[1], "run") == 0 && names_self(self, w[0])) {
+		for (int i = 2; i < n - 1; i++)
+			if (strcmp(w[i], "--") == 0)
+				routed = 1;
+	}
+	for (int i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
+	return routed;
+}
+
+static int is_shell_tool(enum hook_agent a, const char *tool)
+{
+	static const char *const claude[] = {"Bash", NULL};
+	static const char *const codex[] = {"Bash", "Shell", "shell", "local_shell", "exec_command", NULL};
+	static const char *const gemini[] = {"run_shell_command", NULL};
+	static const char *const cursor[] = {"Shell", "Bash", "run_terminal_cmd", "run_terminal_command", NULL};
+	const char *const *t = a == HOOK_CLAUDE ? claude : a == HOOK_CODEX ? codex : a == HOOK_GEMINI ? gemini : cursor;
+	for (; tool && *t; t++)
+		if (strcmp(*t, tool) == 0)
+			return 1;
+	return 0;
+}
+
+static int block(const char *why)
+{
+	/* Exit 2 = block in Claude Code, Codex and Gemini CLI; stderr goes to
+	 * the model, which can then retry with a routable command. */
+	fprintf(stderr, "sharness-client hook: %s; the command was blocked instead of running outside the sandbox\n",
+		why);
+	return 2;
+}
+
+int hook_main(const struct hook_opts *o)
+{
+	struct buf in = {.max = HOOK_MAX_INPUT};
+	char self[PATH_MAX], why[300];
+	json_error_t je;
+	json_t *root = NULL, *out = NULL;
+	char *routed = NULL, *text = NULL;
+	int rc;
+
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (sl <= 0) {
+		rc = block("cannot find this binary's own path in /proc/self/exe");
+		goto done;
+	}
+	self[sl] = '\0';
+	if (buf_read_fd(&in, 0) < 0) {
+		snprintf(why, sizeof why, "cannot read the hook input: %s", strerror(errno));
+		rc = block(why);
+		goto done;
+	}
+	root = json_loadb(in.data ? in.data : "", in.len, 0, &je);
+	if (!json_is_object(root)) {
+		snprintf(why, sizeof why, "the hook input is not a JSON object (%s)", root ? "wrong type" : je.text);
+		rc = block(why);
+		goto done;
+	}
+	const char *tool = json_string_value(json_object_get(root, "tool_name"));
+	if (!is_shell_tool(o->agent, tool)) {
+		rc = 0; /* other tools are not ours: no output, no change */
+		goto done;
+	}
+	json_t *ti = json_object_get(root, "tool_input");
+	json_t *jc = json_object_get(ti, "command");
+	if (!json_is_string(jc)) {
+		rc = block("the shell tool call has no string tool_input.command");
+		goto done;
+	}
+	const char *cmd = json_string_value(jc);
+	size_t len = json_string_length(jc);
+	if (hook_is_routed(self, cmd, len)) {
+		rc = 0; /* idempotent: already goes through the client */
+		goto done;
+	}
+	long timeout_s = 0;
+	json_t *jt = json_object_get(ti, "timeout");
+	if (json_is_number(jt) && json_number_value(jt) > 0) {
+		double ms = json_number_value(jt);
+		timeout_s = ms >= 1e12 ? 1000000000L : (long)((ms + 999.0) / 1000.0); /* round up */
+	}
+	routed = hook_rewrite(self, cmd, len, timeout_s, o);
+	if (!routed) {
+		rc = block("out of memory");
+		goto done;
+	}
+	char reason[200];
+	snprintf(reason, sizeof reason, "routed through sharnessd (profile %s)", o->profile ? o->profile : "default");
+	switch (o->agent) {
+	case HOOK_CLAUDE:
+	case HOOK_CODEX: {
+		/* updatedInput replaces the whole tool_input: keep the siblings
+		 * (description, timeout, run_in_background, ...). */
+		json_t *ui = json_deep_copy(ti);
+		json_object_set_new(ui, "command", json_string(routed));
+		json_t *hso = json_pack("{s:s}", "hookEventName", "PreToolUse");
+		/* Codex accepts updatedInput only together with "allow". */
+		if (!o->ask || o->agent == HOOK_CODEX) {
+			json_object_set_new(hso, "permissionDecision", json_string("allow"));
+			json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
+		}
+		json_object_set_new(hso, "updatedInput", ui);
+		out = json_pack("{s:o}", "hookSpecificOutput", hso);
+		break;
+	}
+	case HOOK_GEMINI:
+		/* Gemini merges tool_input over the model's arguments. */
+		out = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "decision", o->ask ? "ask" : "allow", "reason", reason,
+				"hookSpecificOutput", "hookEventName", "BeforeTool", "tool_input", "command", routed);
+		break;
+	case HOOK_CURSOR:
+		out = json_pack("{s:b, s:s, s:{s:s}}", "continue", 1, "permission", o->ask ? "ask" : "allow",
+				"updated_input", "command", routed);
+		break;
+	}
+	text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+	if (!text) {
+		rc = block("cannot encode the hook reply");
+		goto done;
+	}
+	/* Only the JSON goes to stdout: anything else corrupts the protocol. */
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
+		rc = block("cannot write the hook reply");
+		goto done;
+	}
+	rc = 0;
+done:
+	free(text);
+	free(routed);
+	json_decref(out);
+	json_decref(root);
+	buf_free(&in);
+	return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * hook.h - agent shell-tool hooks that reroute a shell command through
+ * `sharness-client run` (SPEC §10; research/ecosystem.md §3).
+ *
+ * Claude Code PreToolUse is the main target; Codex (same format, decision
+ * "allow" required), Gemini CLI BeforeTool and Cursor preToolUse are the
+ * same rewrite in their own envelopes.  A hook is routing, not enforcement:
+ * the daemon's certificate roles and profiles are what bind.
+ */
+#ifndef SHARNESS_CLIENT_HOOK_H
+#define SHARNESS_CLIENT_HOOK_H
+
+#include <stddef.h>
+
+#include "conf.h"
+
+enum hook_agent { HOOK_CLAUDE, HOOK_CODEX, HOOK_GEMINI, HOOK_CURSOR };
+
+struct hook_opts {
+	enum hook_agent agent;
+	const char *profile;        /* NULL: the daemon's default */
+	int ask;                    /* 1: leave the permission decision to the agent */
+	const struct conf *conf;    /* explicit --url/--cert/--key/--ca are passed on */
+};
+
+/* "claude", "codex", "gemini", "cursor" -> agent; -1 when unknown. */
+int hook_agent_parse(const char *name, enum hook_agent *a);
+
+/* The routed form of cmd: SELF run [opts] -- 'cmd'.  Bash turns the quoted
+ * word back into exactly cmd (every byte but NUL), so `run` joins one word
+ * and sends the original text.  timeout_s 0 = none.  malloc'd or NULL. */
+char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s, const struct hook_opts *o);
+
+/* 1 when cmd is already a plain `run` invocation of this very binary (only
+ * literal words, no shell syntax that could run anything else), else 0. */
+int hook_is_routed(const char *self, const char *cmd, size_t len);
+
+/* Reads the hook JSON on stdin, prints the agent's reply on stdout.  Returns
+ * the exit code: 0 (rewritten or left alone), 2 (block: cannot route). */
+int hook_main(const struct hook_opts *o);
+
+#endif

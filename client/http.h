@@ -1,0 +1,34 @@
+/*
+ * http.h - one HTTP/1.1 request over mutual TLS (OpenSSL), one connection.
+ *
+ * TLS 1.2 minimum; the server must chain to conf->ca and match the URL host
+ * (DNS name or IP SAN); the client presents conf->cert/conf->key.  The request
+ * carries Content-Length and "Connection: close"; the reply may use
+ * Content-Length, chunked encoding or close-delimiting.  Nothing here forks,
+ * execs or loads modules: OpenSSL's config file is not read.
+ */
+#ifndef SHARNESS_CLIENT_HTTP_H
+#define SHARNESS_CLIENT_HTTP_H
+
+#include <stddef.h>
+
+#include "conf.h"
+
+/* A reply body larger than this is refused (output caps are far below it). */
+#define HTTP_MAX_REPLY (256u << 20)
+
+struct http_reply {
+	int status;
+	char *body;         /* NUL-terminated, owned */
+	size_t len;
+	long retry_after;   /* seconds from Retry-After, -1 when absent */
+};
+
+/* Sends METHOD conf->base+path with an optional JSON body.  Returns 0 when an
+ * HTTP reply (any status) was read, -1 with err set to one sentence otherwise
+ * ("cannot reach sharnessd at https://127.0.0.1:7443: Connection refused"). */
+int http_request(const struct conf *c, const char *method, const char *path, const char *body,
+		 size_t body_len, struct http_reply *r, char *err, size_t errlen);
+void http_reply_free(struct http_reply *r);
+
+#endif

@@ -1,0 +1,390 @@
+/*
+ * main.c - sharness-client: the messenger between a person or an agent and
+ * sharnessd (SPEC §10).  It sends one request and prints the answer; it never
+ * forks or executes anything, so there is nothing here an agent could use to
+ * run a command outside the sandbox.
+ *
+ * Trust: arguments and stdin come from the caller; replies come from the
+ * authenticated daemon.  Exit codes: `run` mirrors the command (124 timeout,
+ * 128+N signal) and uses 125 for its own or the daemon's failures; the other
+ * commands exit 0 or 125, and 2 for usage errors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <openssl/ssl.h>
+
+#include "api.h"
+#include "buf.h"
+#include "conf.h"
+#include "hook.h"
+#include "mcp.h"
+#include "run.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+	"usage: sharness-client [--url URL] [--cert FILE] [--key FILE] [--ca FILE] COMMAND ...\n"
+	"\n"
+	"commands:\n"
+	"  run [--profile P] [--cwd DIR] [--timeout S] [--stdin] [--env NAME=VALUE]... -- CMD...\n"
+	"        run CMD (the words joined by spaces) as bash -c in a sharnessd sandbox; exits with\n"
+	"        its code, 128+N if killed by signal N, 124 on timeout, 125 on a client/daemon error\n"
+	"  profiles [--json]             list the daemon's profiles\n"
+	"  policy [--json]               show the daemon's own policy\n"
+	"  approvals [--json]            list runs waiting for a person's approval\n"
+	"  approve ID [--json]           allow a pending run (needs a person certificate)\n"
+	"  deny ID [--json]              deny a pending run (needs a person certificate)\n"
+	"  hook claude|codex|gemini|cursor [--profile P] [--ask]\n"
+	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
+	"  mcp [--profile P]             MCP stdio server with one tool, run_command\n"
+	"\n"
+	"connection (flag, else environment, else default):\n"
+	"  --url   SHARNESS_URL   https://127.0.0.1:7443\n"
+	"  --cert  SHARNESS_CERT  $XDG_CONFIG_HOME/sharness/client.pem (~/.config/sharness/client.pem)\n"
+	"  --key   SHARNESS_KEY   $XDG_CONFIG_HOME/sharness/client.key\n"
+	"  --ca    SHARNESS_CA    $XDG_CONFIG_HOME/sharness/ca.pem\n";
+
+struct args {
+	struct conf conf;
+	const char *cmdname;
+	const char *pos[4];         /* positional words after the command name */
+	int npos;
+	char **words;               /* after "--" */
+	int nwords;
+	const char *profile, *cwd;
+	long timeout_s;
+	int use_stdin, json, ask;
+	json_t *env;
+};
+
+static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("sharness-client: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/* Returns the value of --name VALUE / --name=VALUE at argv[*i], advancing *i;
+ * NULL when argv[*i] is not that option. *missing is set when it has no value. */
+static const char *optval(char **argv, int argc, int *i, const char *name, int *missing)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* 0 ok, -1 usage error (already printed), 1 help/version printed. */
+static int parse(int argc, char **argv, struct args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *v;
+		int missing = 0;
+		if (strcmp(arg, "--") == 0) {
+			a->words = argv + i + 1;
+			a->nwords = argc - i - 1;
+			break;
+		}
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (strcmp(arg, "--version") == 0) {
+			puts("sharness-client 0.1.0");
+			return 1;
+		}
+		if ((v = optval(argv, argc, &i, "--url", &missing)))
+			a->conf.flag_url = v;
+		else if ((v = optval(argv, argc, &i, "--cert", &missing)))
+			a->conf.flag_cert = v;
+		else if ((v = optval(argv, argc, &i, "--key", &missing)))
+			a->conf.flag_key = v;
+		else if ((v = optval(argv, argc, &i, "--ca", &missing)))
+			a->conf.flag_ca = v;
+		else if ((v = optval(argv, argc, &i, "--profile", &missing)))
+			a->profile = v;
+		else if ((v = optval(argv, argc, &i, "--cwd", &missing)))
+			a->cwd = v;
+		else if ((v = optval(argv, argc, &i, "--timeout", &missing))) {
+			char *end;
+			errno = 0;
+			long t = strtol(v, &end, 10);
+			if (errno || end == v || *end || t < 1 || t > 100000000) {
+				die(0, "--timeout '%s' must be a whole number of seconds, at least 1", v);
+				return -1;
+			}
+			a->timeout_s = t;
+		} else if ((v = optval(argv, argc, &i, "--env", &missing))) {
+			const char *eq = strchr(v, '=');
+			if (!eq || eq == v) {
+				die(0, "--env '%s' must be NAME=VALUE", v);
+				return -1;
+			}
+			char *name = strndup(v, (size_t)(eq - v));
+			json_t *val = json_string(eq + 1);
+			if (!name || !val || (!a->env && !(a->env = json_object()))) {
+				free(name);
+				json_decref(val);
+				die(0, "--env '%s': the name and value must be valid UTF-8", v);
+				return -1;
+			}
+			json_object_set_new(a->env, name, val);
+			free(name);
+		} else if (strcmp(arg, "--stdin") == 0)
+			a->use_stdin = 1;
+		else if (strcmp(arg, "--json") == 0)
+			a->json = 1;
+		else if (strcmp(arg, "--ask") == 0)
+			a->ask = 1;
+		else if (missing) {
+			die(0, "%s needs a value", arg);
+			return -1;
+		} else if (arg[0] == '-' && arg[1] != '\0') {
+			die(0, "unknown option '%s' (see --help)", arg);
+			return -1;
+		} else if (!a->cmdname)
+			a->cmdname = arg;
+		else if (a->npos < (int)(sizeof a->pos / sizeof a->pos[0]))
+			a->pos[a->npos++] = arg;
+		else {
+			die(0, "too many arguments (for run, put the command after --)");
+			return -1;
+		}
+		if (missing) {
+			die(0, "%s needs a value", arg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int cmd_run(struct args *a)
+{
+	struct buf cmd = {.max = RUN_MAX_CMD}, in = {.max = RUN_MAX_STDIN};
+	char err[1024];
+	json_t *reply = NULL;
+	int code = RUN_EXIT_ERROR;
+	if (a->npos || !a->words) {
+		code = die(RUN_EXIT_ERROR, "usage: sharness-client run [options] -- CMD...");
+		goto out;
+	}
+	/* Words after -- are joined by single spaces, as ssh does: the hook
+	 * passes the whole command as one quoted word, so it arrives intact. */
+	for (int i = 0; i < a->nwords; i++) {
+		if ((i && buf_puts(&cmd, " ") < 0) || buf_puts(&cmd, a->words[i]) < 0) {
+			code = die(RUN_EXIT_ERROR, "the command is longer than the %u KiB sharnessd accepts",
+				   RUN_MAX_CMD >> 10);
+			goto out;
+		}
+	}
+	struct run_opts o = {.profile = a->profile, .cwd = a->cwd, .timeout_s = a->timeout_s, .env = a->env};
+	if (a->use_stdin) {
+		if (buf_read_fd(&in, 0) < 0) {
+			code = die(RUN_EXIT_ERROR, errno == EFBIG ? "stdin is larger than the 1 MiB sharnessd accepts"
+								  : "cannot read stdin: %s", strerror(errno));
+			goto out;
+		}
+		o.stdin_data = in.data ? in.data : "";
+		o.stdin_len = in.len;
+	}
+	if (run_call(&a->conf, cmd.data ? cmd.data : "", cmd.len, &o, &reply, err, sizeof err) < 0) {
+		code = die(RUN_EXIT_ERROR, "%s", err);
+		goto out;
+	}
+	size_t olen, elen;
+	const char *so = run_stream(reply, "stdout", &olen);
+	const char *se = run_stream(reply, "stderr", &elen);
+	/* A closed stdout (`| head`) must not change the command's exit code. */
+	write_all(1, so, olen);
+	write_all(2, se, elen);
+	err[0] = '\0';
+	code = run_exit_code(reply, err, sizeof err);
+	if (err[0])
+		die(0, "%s", err);
+out:
+	json_decref(reply);
+	buf_free(&cmd);
+	buf_free(&in);
+	return code;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+static void print_profiles(json_t *r)
+{
+	json_t *list = json_object_get(r, "profiles"), *p;
+	size_t i;
+	json_array_foreach(list, i, p) {
+		printf("%-12s %s\n", str(p, "name"), str(p, "description"));
+		printf("%-12s policy %s\n", "", str(p, "policy_hash"));
+	}
+	if (json_array_size(list) == 0)
+		puts("no profiles");
+}
+
+static void print_approvals(json_t *r)
+{
+	json_t *list = json_is_array(r) ? r : json_object_get(r, "approvals"), *p;
+	size_t i;
+	if (json_array_size(list) == 0) {
+		puts("no runs are waiting for approval");
+		return;
+	}
+	json_array_foreach(list, i, p) {
+		json_t *id = json_object_get(p, "id");
+		if (json_is_integer(id))
+			printf("%lld", (long long)json_integer_value(id));
+		else
+			printf("%s", str(p, "id"));
+		printf("  profile %s  requester %s\n", str(p, "profile"), str(p, "requester"));
+		printf("    cwd %s\n    cmd %s\n", str(p, "cwd"), str(p, "cmd"));
+	}
+}
+
+static int cmd_get(struct args *a, const char *path, void (*print)(json_t *))
+{
+	char err[1024];
+	json_t *r;
+	int status;
+	if (a->npos)
+		return die(EXIT_USAGE, "%s takes no arguments", a->cmdname);
+	if (api_call(&a->conf, "GET", path, NULL, &r, &status, err, sizeof err) < 0)
+		return die(RUN_EXIT_ERROR, "%s", err);
+	char *s = json_dumps(r, a->json || !print ? (a->json ? JSON_COMPACT : JSON_INDENT(2)) : 0);
+	if (a->json || !print)
+		printf("%s\n", s ? s : "null");
+	else
+		print(r);
+	free(s);
+	json_decref(r);
+	return 0;
+}
+
+static int cmd_decide(struct args *a, const char *decision)
+{
+	char err[1024], path[200];
+	json_t *r;
+	int status;
+	if (a->npos != 1)
+		return die(EXIT_USAGE, "usage: sharness-client %s ID", a->cmdname);
+	const char *id = a->pos[0];
+	/* The id goes into the URL path: allow only characters that need no
+	 * escaping, so it cannot change the path. */
+	if (!*id || strlen(id) > 128 || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(id))
+		return die(EXIT_USAGE, "'%s' is not an approval id (letters, digits, '-', '_', '.')", id);
+	snprintf(path, sizeof path, "/v0/approvals/%s", id);
+	json_t *body = json_pack("{s:s}", "decision", decision);
+	int rc = api_call(&a->conf, "POST", path, body, &r, &status, err, sizeof err);
+	json_decref(body);
+	if (rc < 0)
+		return die(RUN_EXIT_ERROR, "%s", err);
+	if (a->json) {
+		char *s = json_dumps(r, JSON_COMPACT);
+		printf("%s\n", s ? s : "null");
+		free(s);
+	} else {
+		printf("%s %s\n", strcmp(decision, "allow") == 0 ? "approved" : "denied", id);
+	}
+	json_decref(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	char err[512];
+	int code;
+	memset(&a, 0, sizeof a);
+	/* Writing to a closed socket or pipe must be an error return, not death. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Do not read OPENSSLDIR/openssl.cnf: it could load engines or
+	 * providers (dlopen) and change our TLS settings from outside. */
+	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+
+	int p = parse(argc, argv, &a);
+	if (p != 0) {
+		code = p > 0 ? 0 : (a.cmdname && strcmp(a.cmdname, "run") == 0 ? RUN_EXIT_ERROR : EXIT_USAGE);
+		goto out;
+	}
+	if (!a.cmdname) {
+		fputs(usage_text, stderr);
+		code = EXIT_USAGE;
+		goto out;
+	}
+	int is_run = strcmp(a.cmdname, "run") == 0;
+	if (conf_resolve(&a.conf, err, sizeof err) < 0) {
+		code = die(is_run ? RUN_EXIT_ERROR : EXIT_USAGE, "%s", err);
+		goto out;
+	}
+	if (!is_run && (a.words || a.use_stdin || a.cwd || a.timeout_s || a.env)) {
+		code = die(EXIT_USAGE, "--, --stdin, --cwd, --timeout and --env belong to run");
+		goto out;
+	}
+	if (is_run) {
+		code = cmd_run(&a);
+	} else if (strcmp(a.cmdname, "profiles") == 0) {
+		code = cmd_get(&a, "/v0/profiles", print_profiles);
+	} else if (strcmp(a.cmdname, "policy") == 0) {
+		code = cmd_get(&a, "/v0/policy", NULL);
+	} else if (strcmp(a.cmdname, "approvals") == 0) {
+		code = cmd_get(&a, "/v0/approvals", print_approvals);
+	} else if (strcmp(a.cmdname, "approve") == 0) {
+		code = cmd_decide(&a, "allow");
+	} else if (strcmp(a.cmdname, "deny") == 0) {
+		code = cmd_decide(&a, "deny");
+	} else if (strcmp(a.cmdname, "hook") == 0) {
+		struct hook_opts o = {.profile = a.profile, .ask = a.ask, .conf = &a.conf};
+		if (a.npos != 1 || hook_agent_parse(a.pos[0], &o.agent) < 0)
+			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask]");
+		else
+			code = hook_main(&o);
+	} else if (strcmp(a.cmdname, "mcp") == 0) {
+		code = a.npos ? die(EXIT_USAGE, "mcp takes no arguments") : mcp_main(&a.conf, a.profile);
+	} else {
+		code = die(EXIT_USAGE, "unknown command '%s' (see --help)", a.cmdname);
+	}
+out:
+	conf_free(&a.conf);
+	json_decref(a.env);
+	return code;
+}

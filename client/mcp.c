@@ -1,0 +1,256 @@
+/*
+ * mcp.c - MCP stdio server exposing run_command (see mcp.h).
+ *
+ * Trust: requests come from the agent (and so, indirectly, from a model);
+ * they are parsed with jansson and each argument's type is checked.  The
+ * command is forwarded to sharnessd unchanged; nothing runs here.
+ */
+#include "mcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "run.h"
+
+#define MCP_MAX_LINE (4u << 20)
+#define MCP_VERSION_LATEST "2025-11-25"
+
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+
+/* Writes one message as one line.  jansson escapes control characters, so
+ * the JSON text holds no raw newline (stdio transport rule). */
+static void send_msg(json_t *m)
+{
+	char *s = json_dumps(m, JSON_COMPACT);
+	if (s) {
+		fputs(s, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+		free(s);
+	}
+	json_decref(m);
+}
+
+static void send_result(json_t *id, json_t *result)
+{
+	send_msg(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+static void send_error(json_t *id, int code, const char *msg)
+{
+	send_msg(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
+			   "code", code, "message", msg));
+}
+
+static json_t *tool_error(const char *msg)
+{
+	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg, "isError", 1);
+}
+
+static json_t *initialize(json_t *params)
+{
+	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *ver = MCP_VERSION_LATEST;
+	for (size_t i = 0; want && i < sizeof versions / sizeof versions[0]; i++)
+		if (strcmp(want, versions[i]) == 0)
+			ver = versions[i];
+	return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", ver, "capabilities",
+			 "tools", "listChanged", 0, "serverInfo", "name", "sharness-client", "title",
+			 "sharness", "version", "0.1.0", "instructions",
+			 "run_command runs one shell command in a fresh sandbox of sharnessd under a named profile "
+			 "and returns its output and exit code. No state (cd, exports, background jobs) survives "
+			 "between calls.");
+}
+
+static json_t *tools_list(void)
+{
+	return json_pack(
+		"{s:[{s:s, s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:i, s:s}},"
+		" s:[s], s:b}, s:{s:b, s:b}}]}",
+		"tools", "name", "run_command", "title", "Run a shell command via sharnessd", "description",
+		"Run a shell command (bash -c) in a fresh sharnessd sandbox and return its stdout, stderr and "
+		"exit code. The workspace is read-only under the default profile and there is no network.",
+		"inputSchema", "type", "object", "properties", "command", "type", "string", "description",
+		"the shell command line, run as bash -c COMMAND", "profile", "type", "string", "description",
+		"sharnessd profile (analyse, build, admin, ...); default: the daemon's default", "cwd", "type",
+		"string", "description", "absolute working directory inside a workspace; default: the server's",
+		"timeout_s", "type", "integer", "minimum", 1, "description",
+		"seconds before the run is killed; default and cap: the profile's", "required", "command",
+		"additionalProperties", 0, "annotations", "readOnlyHint", 0, "openWorldHint", 0);
+}
+
+static json_t *format_result(json_t *reply)
+{
+	char err[256] = "", tail[512];
+	int code = run_exit_code(reply, err, sizeof err);
+	size_t olen, elen;
+	const char *o = run_stream(reply, "stdout", &olen);
+	const char *e = run_stream(reply, "stderr", &elen);
+	struct buf t = {0};
+	/* One text block a model reads easily: stdout, then stderr, then status. */
+	buf_append(&t, o, olen);
+	if (olen && o[olen - 1] != '\n')
+		buf_puts(&t, "\n");
+	if (elen) {
+		buf_puts(&t, "[stderr]\n");
+		buf_append(&t, e, elen);
+		if (e[elen - 1] != '\n')
+			buf_puts(&t, "\n");
+	}
+	json_t *sig = json_object_get(reply, "signal");
+	if (json_is_true(json_object_get(reply, "timed_out")))
+		snprintf(tail, sizeof tail, "[timed out: the run was killed; exit code %d]", code);
+	else if (json_is_string(sig))
+		snprintf(tail, sizeof tail, "[killed by signal %s; exit code %d]", json_string_value(sig), code);
+	else if (*err)
+		snprintf(tail, sizeof tail, "[%s]", err);
+	else
+		snprintf(tail, sizeof tail, "[exit code %d]", code);
+	buf_puts(&t, tail);
+	if (json_integer_value(json_object_get(reply, "filtered")) > 0)
+		buf_printf(&t, "\n[%lld secret(s) filtered]", (long long)json_integer_value(json_object_get(reply, "filtered")));
+	if (json_is_true(json_object_get(reply, "truncated")))
+		buf_puts(&t, "\n[output truncated: head and tail kept]");
+	/* The text is built from the reply's valid-UTF-8 strings; json_stringn
+	 * cannot fail on it unless memory runs out. */
+	json_t *txt = t.data ? json_stringn(t.data, t.len) : json_string("");
+	buf_free(&t);
+	json_t *sc = json_deep_copy(reply);
+	json_object_set_new(sc, "exit_code", json_integer(code));
+	return json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content", "type", "text", "text", txt ? txt : json_string(""),
+			 "structuredContent", sc, "isError", code != 0);
+}
+
+static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *params, json_t *id, int *proto_err)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	char err[600], msg[700];
+	*proto_err = 0;
+	if (!name || strcmp(name, "run_command") != 0) {
+		send_error(id, -32602, "unknown tool: this server has only run_command");
+		*proto_err = 1;
+		return NULL;
+	}
+	/* Argument problems are tool errors (SEP-1303) so the model can fix them. */
+	if (args && !json_is_object(args))
+		return tool_error("arguments must be an object");
+	const char *key;
+	json_t *v;
+	json_object_foreach(args, key, v) {
+		if (strcmp(key, "command") && strcmp(key, "profile") && strcmp(key, "cwd") && strcmp(key, "timeout_s")) {
+			snprintf(msg, sizeof msg, "unknown argument '%.100s': run_command takes command, profile, cwd, timeout_s", key);
+			return tool_error(msg);
+		}
+	}
+	json_t *jc = json_object_get(args, "command");
+	if (!json_is_string(jc) || json_string_length(jc) == 0)
+		return tool_error("argument 'command' is required and must be a non-empty string");
+	struct run_opts o = {.profile = dprofile};
+	json_t *jp = json_object_get(args, "profile"), *jw = json_object_get(args, "cwd"),
+	       *jt = json_object_get(args, "timeout_s");
+	if (jp && !json_is_string(jp))
+		return tool_error("argument 'profile' must be a string");
+	if (jw && !json_is_string(jw))
+		return tool_error("argument 'cwd' must be a string");
+	if (jt && !(json_is_integer(jt) || (json_is_real(jt) && json_real_value(jt) == (double)(long)json_real_value(jt))))
+		return tool_error("argument 'timeout_s' must be a whole number of seconds");
+	if (jp)
+		o.profile = json_string_value(jp);
+	if (jw)
+		o.cwd = json_string_value(jw);
+	if (jt) {
+		double t = json_number_value(jt);
+		if (t < 1 || t > 1e9)
+			return tool_error("argument 'timeout_s' must be at least 1");
+		o.timeout_s = (long)t;
+	}
+	json_t *reply = NULL;
+	if (run_call(c, json_string_value(jc), json_string_length(jc), &o, &reply, err, sizeof err) < 0) {
+		snprintf(msg, sizeof msg, "sharnessd did not run the command: %s", err);
+		return tool_error(msg);
+	}
+	json_t *res = format_result(reply);
+	json_decref(reply);
+	return res;
+}
+
+static void handle(const struct conf *c, const char *profile, json_t *m)
+{
+	json_t *id = json_object_get(m, "id");
+	const char *method = json_string_value(json_object_get(m, "method"));
+	json_t *params = json_object_get(m, "params");
+	int is_request = id && (json_is_string(id) || json_is_integer(id));
+	if (!method) {
+		/* A response to us (we send no requests) or garbage. */
+		if (!json_object_get(m, "result") && !json_object_get(m, "error"))
+			send_error(is_request ? id : NULL, -32600, "invalid request: no method");
+		return;
+	}
+	if (!is_request) {
+		if (id && !json_is_null(id))
+			send_error(NULL, -32600, "invalid request: id must be a string or an integer");
+		return; /* notifications (initialized, cancelled, ...) need no reply */
+	}
+	if (params && !json_is_object(params)) {
+		send_error(id, -32602, "params must be an object");
+		return;
+	}
+	if (strcmp(method, "initialize") == 0) {
+		send_result(id, initialize(params));
+	} else if (strcmp(method, "ping") == 0) {
+		send_result(id, json_object());
+	} else if (strcmp(method, "tools/list") == 0) {
+		send_result(id, tools_list());
+	} else if (strcmp(method, "tools/call") == 0) {
+		int perr;
+		json_t *r = tools_call(c, profile, params, id, &perr);
+		if (!perr)
+			send_result(id, r ? r : tool_error("out of memory"));
+	} else {
+		char msg[200];
+		snprintf(msg, sizeof msg, "method not found: %.120s", method);
+		send_error(id, -32601, msg);
+	}
+}
+
+int mcp_main(const struct conf *c, const char *profile)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		if ((size_t)n > MCP_MAX_LINE) {
+			send_error(NULL, -32600, "message too large");
+			continue;
+		}
+		json_error_t je;
+		json_t *m = json_loadb(line, (size_t)n, 0, &je);
+		if (!m) {
+			char msg[300];
+			snprintf(msg, sizeof msg, "parse error: %s", je.text);
+			send_error(NULL, -32700, msg);
+			continue;
+		}
+		if (json_is_array(m)) {
+			/* Batches existed only in 2025-03-26 and no client sends them. */
+			send_error(NULL, -32600, "JSON-RPC batches are not supported");
+		} else if (!json_is_object(m) || strcmp(json_string_value(json_object_get(m, "jsonrpc")) ?: "", "2.0")) {
+			send_error(NULL, -32600, "invalid request: not a JSON-RPC 2.0 object");
+		} else {
+			handle(c, profile, m);
+		}
+		json_decref(m);
+	}
+	free(line);
+	return ferror(stdin) ? 1 : 0;
+}

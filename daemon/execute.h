@@ -1,0 +1,40 @@
+/*
+ * execute.h - the front's side of one run: hand the validated request to the
+ * launcher, feed the command's stdin, read stdout and stderr through the
+ * secret filter into bounded captures, and collect the exit record.
+ *
+ * Trust: unprivileged.  Output bytes are hostile; every buffer is bounded by
+ * the profile's output cap.
+ */
+#ifndef SHARNESS_EXECUTE_H
+#define SHARNESS_EXECUTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "request.h"
+
+struct scrub_rules;
+
+struct run_result {
+	int exit_code;          /* -1 when killed by a signal */
+	int signal;
+	bool timed_out;
+	uint64_t ms;
+	unsigned long filtered;
+	bool truncated;
+	bool utf8_replaced;
+	bool cleanup_failed;
+	uid_t uid;
+	char *out, *err;        /* valid UTF-8, NUL-terminated */
+};
+
+/* Run `r` through the launcher over control socket `ctl`.  `client_fd` is
+ * watched for a hang-up, which aborts the run.  Returns 0 with `res` filled
+ * (whatever the command's exit), or -1 with `e` filled. */
+int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_request *r,
+                const char *run_id, int client_fd, struct run_result *res, struct request_error *e);
+void execute_result_free(struct run_result *res);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * front.h - the unprivileged half of sharnessd: TLS + HTTP (libmicrohttpd),
+ * client certificates, JSON, the secret filter, replies and the audit log.
+ *
+ * Trust: everything it reads from the network is hostile; it runs as its
+ * own uid with no capabilities, no_new_privs and its own seccomp filter.
+ */
+#ifndef SHARNESS_FRONT_H
+#define SHARNESS_FRONT_H
+
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "profile.h"
+
+struct scrub_rules;
+
+struct front {
+	const struct config *cfg;
+	const struct profile_set *profiles;
+	const struct scrub_rules *scrub;
+	char *policy_json;      /* GET /v0/policy body */
+	char *profiles_json;    /* GET /v0/profiles body */
+	char policy_hash[72];
+	char *tls_ca, *tls_cert, *tls_key; /* PEM, read by root before the drop */
+	int listen_fd;
+	int ctl;                /* control socket to the launcher */
+	int audit_fd;
+	uid_t uid;              /* the front's own uid */
+	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
+};
+
+/* In the forked front process: drop privileges, serve until SIGTERM.
+ * `ready_fd` gets one byte once the server listens.  Returns exit code. */
+int front_main(struct front *f, int ready_fd);
+
+/* http.c: start/stop the libmicrohttpd server on f->listen_fd. */
+struct MHD_Daemon *http_start(struct front *f);
+
+#endif

@@ -1,0 +1,373 @@
+/*
+ * http.c - the HTTPS API (SPEC §3) on libmicrohttpd, one thread per
+ * connection: a run blocks its connection's thread, and the connection
+ * limit bounds the threads.
+ *
+ * Order per request (the access handler's first call): verify the client
+ * certificate, route, check the role, check the content type and declared
+ * length; only then is a body accepted, and never more than max_body.
+ */
+#include "front.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "audit.h"
+#include "capture.h"
+#include "execute.h"
+#include "log.h"
+#include "privsep.h"
+#include "request.h"
+#include "scrub.h"
+#include "tls.h"
+
+enum route { ROUTE_NONE, ROUTE_RUN, ROUTE_PROFILES, ROUTE_POLICY };
+
+struct conn_ctx {
+	enum route route;
+	struct tls_peer peer;
+	char *body;
+	size_t len;
+	bool too_large;
+};
+
+static const struct {
+	const char *path;
+	const char *method;
+	enum route route;
+	bool run; /* needs a role that may run (app, orchestrator) */
+} routes[] = {
+	{"/v0/run", "POST", ROUTE_RUN, true},
+	{"/v0/profiles", "GET", ROUTE_PROFILES, false},
+	{"/v0/policy", "GET", ROUTE_POLICY, false},
+};
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
+                               const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	if (hname)
+		MHD_add_response_header(r, hname, hvalue);
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static void audit_request(const struct front *f, const struct conn_ctx *x, const char *method,
+                          const char *url, unsigned status, const char *code, cJSON *line)
+{
+	if (!line)
+		line = cJSON_CreateObject();
+	cJSON_AddStringToObject(line, "method", method);
+	cJSON_AddStringToObject(line, "path", url);
+	cJSON_AddNumberToObject(line, "status", status);
+	if (x && x->peer.cn[0]) {
+		cJSON_AddStringToObject(line, "peer_cn", x->peer.cn);
+		cJSON_AddStringToObject(line, "peer_role", tls_role_name(x->peer.role));
+	}
+	if (code)
+		cJSON_AddStringToObject(line, "error", code);
+	audit_write(f->audit_fd, line);
+	cJSON_Delete(line);
+}
+
+static enum MHD_Result respond_error(const struct front *f, struct MHD_Connection *c,
+                                     const struct conn_ctx *x, const char *method, const char *url,
+                                     const struct request_error *e, cJSON *audit_line)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *err = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddStringToObject(err, "code", e->code);
+	cJSON_AddStringToObject(err, "message", e->message);
+	char *body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	const char *hname = NULL, *hvalue = NULL;
+	if (e->status == 503) {
+		hname = "Retry-After";
+		hvalue = "1";
+	} else if (e->status == 405) {
+		hname = "Allow";
+		hvalue = strcmp(url, "/v0/run") == 0 ? "POST" : "GET";
+	}
+	enum MHD_Result r = respond(c, (unsigned)e->status, body ? body : "{}", hname, hvalue);
+	free(body);
+	audit_request(f, x, method, url, (unsigned)e->status, e->code, audit_line);
+	return r;
+}
+
+static void new_run_id(char out[RUN_ID_LEN + 1])
+{
+	unsigned char b[RUN_ID_LEN / 2];
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		abort(); /* no randomness: nothing safe to do */
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static cJSON *run_audit_line(const struct front *f, const struct run_request *r, const char *run_id)
+{
+	cJSON *a = cJSON_CreateObject();
+	unsigned long n = 0;
+	size_t len = 0;
+	char *cmd = scrub_buffer(f->scrub, r->cmd, r->cmd_len, &len, &n);
+	cJSON_AddStringToObject(a, "run_id", run_id);
+	cJSON_AddStringToObject(a, "profile", r->profile->name);
+	cJSON_AddStringToObject(a, "policy_hash", r->profile->policy_hash);
+	bool replaced;
+	char *clean = cmd ? capture_utf8_clean(cmd, len, &replaced) : NULL;
+	cJSON_AddStringToObject(a, "cmd", clean ? clean : "[unavailable]");
+	free(clean);
+	free(cmd);
+	cJSON_AddStringToObject(a, "cwd", r->cwd);
+	return a;
+}
+
+static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+                                  const char *method, const char *url)
+{
+	struct request_error e;
+	struct run_request r;
+	struct run_result res;
+	char run_id[RUN_ID_LEN + 1];
+
+	if (request_parse_run(x->body ? x->body : "", x->len, f->cfg, f->profiles, &r, &e) < 0)
+		return respond_error(f, c, x, method, url, &e, NULL);
+	new_run_id(run_id);
+	cJSON *line = run_audit_line(f, &r, run_id);
+	if (r.profile->approval == PROFILE_APPROVAL_EACH) {
+		request_error_set(&e, 403, "approval_unavailable",
+		                  "Profile '%s' needs a person's approval for each run, and this build cannot take approvals yet; use another profile.",
+		                  r.profile->name);
+		request_free(&r);
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	unsigned busy = atomic_fetch_add(&f->runs, 1);
+	if (busy >= f->cfg->max_runs) {
+		atomic_fetch_sub(&f->runs, 1);
+		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
+		request_free(&r);
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	int client_fd = ci ? ci->connect_fd : -1;
+	int rc = execute_run(f->ctl, f->scrub, &r, run_id, client_fd, &res, &e);
+	atomic_fetch_sub(&f->runs, 1);
+	if (rc < 0) {
+		request_free(&r);
+		if (e.status == 499) {
+			audit_request(f, x, method, url, 499, e.code, line);
+			return MHD_NO; /* nobody is listening; close */
+		}
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+
+	cJSON *o = cJSON_CreateObject();
+	if (res.signal) {
+		cJSON_AddNullToObject(o, "exit");
+		const char *sig = sigabbrev_np(res.signal);
+		cJSON_AddStringToObject(o, "signal", sig ? sig : "UNKNOWN");
+	} else {
+		cJSON_AddNumberToObject(o, "exit", res.exit_code);
+		cJSON_AddNullToObject(o, "signal");
+	}
+	cJSON_AddBoolToObject(o, "timed_out", res.timed_out);
+	cJSON_AddStringToObject(o, "stdout", res.out);
+	cJSON_AddStringToObject(o, "stderr", res.err);
+	cJSON_AddNumberToObject(o, "filtered", (double)res.filtered);
+	cJSON_AddBoolToObject(o, "truncated", res.truncated);
+	if (res.utf8_replaced)
+		cJSON_AddBoolToObject(o, "invalid_utf8_replaced", true);
+	cJSON_AddNumberToObject(o, "ms", (double)res.ms);
+	cJSON_AddStringToObject(o, "profile", r.profile->name);
+	cJSON_AddStringToObject(o, "policy_hash", r.profile->policy_hash);
+	cJSON_AddStringToObject(o, "run_id", run_id);
+	cJSON_AddNumberToObject(o, "timeout_s", r.timeout_s);
+	if (r.timeout_capped)
+		cJSON_AddBoolToObject(o, "timeout_capped", true);
+	char *body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+
+	cJSON_AddNumberToObject(line, "uid", res.uid);
+	if (res.signal) {
+		cJSON_AddNullToObject(line, "exit");
+		cJSON_AddStringToObject(line, "signal", sigabbrev_np(res.signal) ? sigabbrev_np(res.signal) : "UNKNOWN");
+	} else {
+		cJSON_AddNumberToObject(line, "exit", res.exit_code);
+		cJSON_AddNullToObject(line, "signal");
+	}
+	cJSON_AddBoolToObject(line, "timed_out", res.timed_out);
+	cJSON_AddNumberToObject(line, "ms", (double)res.ms);
+	cJSON_AddNumberToObject(line, "filtered", (double)res.filtered);
+	cJSON_AddBoolToObject(line, "truncated", res.truncated);
+	if (res.cleanup_failed)
+		cJSON_AddBoolToObject(line, "cleanup_failed", true);
+	execute_result_free(&res);
+	request_free(&r);
+	enum MHD_Result ret;
+	if (!body) {
+		request_error_set(&e, 500, "internal", "The reply could not be built.");
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	ret = respond(c, 200, body, NULL, NULL);
+	free(body);
+	audit_request(f, x, method, url, 200, NULL, line);
+	return ret;
+}
+
+/* First call for a request: everything that can be decided before a body. */
+static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, const char *method,
+                 const char *url, struct request_error *e)
+{
+	char why[320];
+	if (tls_identify(c, &x->peer, why, sizeof(why)) < 0) {
+		request_error_set(e, 401, "bad_certificate", "%s", why);
+		return -1;
+	}
+	if (x->peer.role == TLS_ROLE_NONE) {
+		request_error_set(e, 403, "no_role", "Certificate '%.64s' carries no known role (OU '%.32s'); roles are app, orchestrator and person.",
+		                  x->peer.cn, x->peer.ou);
+		return -1;
+	}
+	bool path_known = false;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(url, routes[i].path) != 0)
+			continue;
+		path_known = true;
+		if (strcmp(method, routes[i].method) != 0)
+			continue;
+		if (routes[i].run && x->peer.role == TLS_ROLE_PERSON) {
+			request_error_set(e, 403, "role_not_allowed", "Role 'person' may read and approve but not run commands.");
+			return -1;
+		}
+		x->route = routes[i].route;
+	}
+	if (x->route == ROUTE_NONE) {
+		if (path_known)
+			request_error_set(e, 405, "method_not_allowed", "%.8s is not allowed on %.64s.", method, url);
+		else
+			request_error_set(e, 404, "not_found", "There is no endpoint %.64s; see GET /v0/policy.", url);
+		return -1;
+	}
+	if (x->route == ROUTE_RUN) {
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+		if (!ct || (strncasecmp(ct, "application/json", 16) != 0) || (ct[16] != '\0' && ct[16] != ';')) {
+			request_error_set(e, 415, "unsupported_media_type", "POST /v0/run takes Content-Type: application/json.");
+			return -1;
+		}
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		if (cl && strtoull(cl, NULL, 10) > f->cfg->max_body) {
+			request_error_set(e, 413, "body_too_large", "The body is larger than %zu bytes.", f->cfg->max_body);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+	struct front *f = cls;
+	struct conn_ctx *x = *con_cls;
+	struct request_error e;
+	(void)version;
+
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return MHD_NO;
+		*con_cls = x;
+		if (admit(f, c, x, method, url, &e) < 0)
+			return respond_error(f, c, x, method, url, &e, NULL);
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!x->too_large && x->len + *upload_size <= f->cfg->max_body) {
+			char *nb = realloc(x->body, x->len + *upload_size + 1);
+			if (!nb)
+				return MHD_NO;
+			x->body = nb;
+			memcpy(x->body + x->len, upload, *upload_size);
+			x->len += *upload_size;
+			x->body[x->len] = '\0';
+		} else {
+			x->too_large = true;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (x->too_large) {
+		request_error_set(&e, 413, "body_too_large", "The body is larger than %zu bytes.", f->cfg->max_body);
+		return respond_error(f, c, x, method, url, &e, NULL);
+	}
+	switch (x->route) {
+	case ROUTE_RUN:
+		return handle_run(f, c, x, method, url);
+	case ROUTE_PROFILES:
+		audit_request(f, x, method, url, 200, NULL, NULL);
+		return respond(c, 200, f->profiles_json, NULL, NULL);
+	case ROUTE_POLICY:
+		audit_request(f, x, method, url, 200, NULL, NULL);
+		return respond(c, 200, f->policy_json, NULL, NULL);
+	case ROUTE_NONE:
+		break;
+	}
+	return MHD_NO;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct conn_ctx *x = *con_cls;
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (!x)
+		return;
+	if (x->body)
+		explicit_bzero(x->body, x->len);
+	free(x->body);
+	free(x);
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("libmicrohttpd: %s", msg);
+}
+
+struct MHD_Daemon *http_start(struct front *f)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS |
+	                 MHD_USE_ERROR_LOG;
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, f,
+		MHD_OPTION_LISTEN_SOCKET, f->listen_fd,
+		MHD_OPTION_HTTPS_MEM_KEY, f->tls_key,
+		MHD_OPTION_HTTPS_MEM_CERT, f->tls_cert,
+		MHD_OPTION_HTTPS_MEM_TRUST, f->tls_ca,
+		MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
+		MHD_OPTION_CONNECTION_LIMIT, f->cfg->connection_limit,
+		MHD_OPTION_CONNECTION_TIMEOUT, f->cfg->connection_timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, f,
+		MHD_OPTION_END);
+}

@@ -1,0 +1,212 @@
+/*
+ * launcher.c - the privileged event loop (see launcher.h).
+ *
+ * Single-threaded: poll on the control socket and a signalfd.  Per run it
+ * checks the fixed message, takes a uid, and forks a supervisor that owns the
+ * run from then on.  The uid comes back only when the supervisor exits
+ * cleanly, i.e. after the run's cgroup was found empty and removed; a
+ * supervisor that could not prove that quarantines the uid.
+ */
+#include "launcher.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "uidpool.h"
+
+#define SUPERVISORS_MAX 1024
+
+struct supervisor {
+	pid_t pid;
+	uid_t uid;
+};
+
+struct state {
+	struct launcher *l;
+	struct supervisor sv[SUPERVISORS_MAX];
+	size_t n;
+	pid_t front;
+	bool stopping;
+	int exit_code;
+};
+
+/* The safety argument for a PRIVSEP_RUN: after this check every index is
+ * inside our own tables, every length inside the limits both sides agree on,
+ * and the run id is plain hex (it names a cgroup).  Returns the reason for
+ * a refusal, or NULL. */
+static const char *check_run(const struct state *st, const struct privsep_run *r)
+{
+	const struct launcher *l = st->l;
+	if (privsep_header_check(&r->h, PRIVSEP_RUN) < 0)
+		return "bad message header";
+	if (strnlen(r->run_id, sizeof(r->run_id)) != RUN_ID_LEN)
+		return "bad run id";
+	for (size_t i = 0; i < RUN_ID_LEN; i++)
+		if (!strchr("0123456789abcdef", r->run_id[i]))
+			return "bad run id";
+	if (r->profile_id >= l->profiles->n)
+		return "unknown profile id";
+	const struct profile *p = &l->profiles->v[r->profile_id];
+	if (r->workspace_id >= l->cfg->n_workspaces)
+		return "unknown workspace id";
+	if (r->timeout_s < 1 || r->timeout_s > p->timeout_max_s)
+		return "timeout outside the profile's limit";
+	if (r->cmd_len < 1 || r->cmd_len > RUN_CMD_MAX || r->cwd_len < 1 || r->cwd_len > RUN_CWD_MAX ||
+	    r->env_len > RUN_ENV_BYTES_MAX || r->env_count > RUN_ENV_COUNT_MAX || r->has_stdin > 1)
+		return "a length is outside its limit";
+	return NULL;
+}
+
+static void on_run(struct state *st, int ctl)
+{
+	struct privsep_run req;
+	int fds[2];
+	const char *why = NULL;
+	uid_t uid;
+
+	ssize_t r = privsep_recv(ctl, &req, sizeof(req), fds, 2);
+	if (r <= 0) {
+		if (r < 0)
+			log_warn("dropped a malformed message from the front: %s", strerror(errno));
+		return;
+	}
+	int chan = fds[0], payload = fds[1];
+	if (chan < 0)
+		goto out;
+	if (payload < 0 || r != (ssize_t)sizeof(req))
+		why = "malformed message";
+	else
+		why = check_run(st, &req);
+	if (why) {
+		log_warn("refused a run request from the front: %s", why);
+		privsep_send_error(chan, PRIVSEP_ERR_INVALID, "The launcher refused the request: %s.", why);
+		goto out;
+	}
+	if (st->stopping) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY, "The daemon is shutting down; retry later.");
+		goto out;
+	}
+	if (st->n >= st->l->cfg->max_runs || st->n >= SUPERVISORS_MAX || uidpool_take(st->l->uids, &uid) < 0) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
+		                   "All %u run slots are busy; retry in a moment.", st->l->cfg->max_runs);
+		goto out;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		uidpool_release(st->l->uids, uid);
+		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The launcher could not fork: %s.", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(ctl);
+		supervise_run(st->l, &req, chan, payload, uid);
+	}
+	st->sv[st->n++] = (struct supervisor){.pid = pid, .uid = uid};
+out:
+	if (chan >= 0)
+		close(chan);
+	if (payload >= 0)
+		close(payload);
+}
+
+static void signal_all(struct state *st, int sig)
+{
+	for (size_t i = 0; i < st->n; i++)
+		kill(st->sv[i].pid, sig);
+}
+
+static void reap(struct state *st)
+{
+	int ws;
+	pid_t pid;
+	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+		if (pid == st->front) {
+			st->front = -1;
+			if (!st->stopping) {
+				log_warn("the front exited (status 0x%x); stopping every run and exiting", ws);
+				st->exit_code = 1;
+			}
+			st->stopping = true;
+			signal_all(st, SIGTERM);
+			continue;
+		}
+		for (size_t i = 0; i < st->n; i++) {
+			if (st->sv[i].pid != pid)
+				continue;
+			if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+				uidpool_release(st->l->uids, st->sv[i].uid);
+			} else {
+				/* We cannot prove no process of this uid survives. */
+				log_warn("run supervisor %d ended with status 0x%x; uid %u is quarantined", pid, ws,
+				         st->sv[i].uid);
+				uidpool_quarantine(st->l->uids, st->sv[i].uid);
+			}
+			st->sv[i] = st->sv[--st->n];
+			break;
+		}
+	}
+}
+
+int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
+{
+	struct state *st = calloc(1, sizeof(*st));
+	sigset_t mask;
+	if (!st)
+		return 1;
+	st->l = l;
+	st->front = front_pid;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_warn("signalfd: %s", strerror(errno));
+		free(st);
+		return 1;
+	}
+	while (st->front > 0 || st->n > 0) {
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+		                        {.fd = st->front > 0 && !st->stopping ? ctl : -1, .events = POLLIN}};
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					if (!st->stopping)
+						log_info("shutting down: stopping %zu run(s)", st->n);
+					st->stopping = true;
+					if (st->front > 0)
+						kill(st->front, SIGTERM);
+					signal_all(st, SIGTERM);
+				} else if (si.ssi_signo == SIGHUP && st->front > 0) {
+					kill(st->front, SIGHUP);
+				}
+			}
+			reap(st);
+		}
+		if (pfd[1].revents & POLLIN)
+			on_run(st, ctl);
+		else if (pfd[1].revents & (POLLHUP | POLLERR))
+			st->stopping = true; /* front is going; SIGCHLD will follow */
+	}
+	int code = st->exit_code;
+	close(sfd);
+	free(st);
+	return code;
+}

@@ -1,0 +1,37 @@
+/*
+ * launcher.h - the root half of sharnessd.  It never parses HTTP, TLS or JSON
+ * from the network: it reads fixed privsep messages from the front,
+ * re-validates every field, and forks one supervisor per run.
+ *
+ * Trust: privileged; every message from the front is hostile.
+ */
+#ifndef SHARNESS_LAUNCHER_H
+#define SHARNESS_LAUNCHER_H
+
+#include <stdnoreturn.h>
+#include <sys/types.h>
+#include <linux/filter.h>
+
+#include "config.h"
+#include "privsep.h"
+#include "profile.h"
+
+struct uidpool;
+
+struct launcher {
+	const struct config *cfg;
+	const struct profile_set *profiles;
+	struct sock_fprog seccomp;     /* the run filter, compiled once at start */
+	char newroot[4096];            /* mount point the sandboxes build on */
+	struct uidpool *uids;
+};
+
+/* Serve the front on `ctl` until SIGTERM/SIGINT or the front's death.
+ * Returns the process exit code. */
+int launcher_serve(struct launcher *l, int ctl, pid_t front_pid);
+
+/* The life of one run (supervise.c), in a child of the launcher. */
+noreturn void supervise_run(const struct launcher *l, const struct privsep_run *req, int chan,
+                            int payload_fd, uid_t uid);
+
+#endif

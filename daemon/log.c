@@ -1,0 +1,76 @@
+/*
+ * log.c - one line per event on stderr, prefixed with the process role.
+ * Lines are written with a single write(2) so concurrent threads and the
+ * two processes never interleave within a line.
+ */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *log_prefix = "sharnessd";
+static int log_verbose;
+
+void log_set_prefix(const char *prefix)
+{
+	log_prefix = prefix;
+}
+
+void log_set_verbose(int verbose)
+{
+	log_verbose = verbose;
+}
+
+static void log_line(const char *level, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "sharnessd[%s] %s", log_prefix, level);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		return;
+	size_t len = strnlen(line, sizeof(line) - 2);
+	line[len++] = '\n';
+	(void)!write(STDERR_FILENO, line, len);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("", fmt, ap);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_debug(const char *fmt, ...)
+{
+	if (!log_verbose)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_fatal(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "sharnessd: %s\n", msg);
+	exit(1);
+}

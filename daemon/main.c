@@ -1,0 +1,329 @@
+/*
+ * main.c - sharnessd start-up: options, configuration, the fail-closed
+ * self-check, crash recovery, then the split into the root launcher and the
+ * unprivileged front.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "config.h"
+#include "front.h"
+#include "landlock.h"
+#include "launcher.h"
+#include "log.h"
+#include "ns.h"
+#include "policy.h"
+#include "profile.h"
+#include "runcg.h"
+#include "scrub.h"
+#include "seccomp.h"
+#include "uidpool.h"
+
+#define SHARNESS_VERSION "0.1.0"
+#define LANDLOCK_MIN_ABI 3 /* truncate handling; older kernels fail closed */
+#define PEM_MAX (64 * 1024)
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: sharnessd [--config FILE] [--verbose]\n"
+	        "       sharnessd --check-config [--config FILE]\n"
+	        "       sharnessd --filter [--secrets FILE]\n"
+	        "       sharnessd --version | --help\n"
+	        "\n"
+	        "Runs each shell command an agent sends over loopback mutual TLS in a fresh\n"
+	        "Linux sandbox and returns its output with secrets filtered out.\n"
+	        "\n"
+	        "  --config FILE    JSON configuration (see sharnessd.json(5)); without it the\n"
+	        "                   embedded development defaults apply (certs in .sharness/certs,\n"
+	        "                   profiles in ./profiles, the current directory as workspace)\n"
+	        "  --check-config   validate the configuration and profiles, print their policy\n"
+	        "                   hashes, and exit\n"
+	        "  --filter         filter stdin to stdout with the secret filter, print a summary\n"
+	        "                   on stderr; --secrets FILE adds vault keys\n"
+	        "  --verbose        log debug lines\n"
+	        "\n"
+	        "sharnessd must start as root: it keeps a small root launcher and serves the\n"
+	        "network from an unprivileged process.\n");
+}
+
+static char *read_pem(const char *path, const char *what)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		log_fatal("cannot read the TLS %s %s: %s; run 'make run' or certs/mkcerts to create it", what, path,
+		          strerror(errno));
+	char *buf = calloc(1, PEM_MAX + 1);
+	ssize_t n = buf ? read(fd, buf, PEM_MAX) : -1;
+	close(fd);
+	if (n <= 0 || n == PEM_MAX)
+		log_fatal("the TLS %s %s is empty, unreadable or larger than %d bytes", what, path, PEM_MAX);
+	return buf;
+}
+
+static int is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+/* A socket handed over by systemd (sharnessd.socket), or our own. */
+static int open_listener(const struct config *cfg)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	if (pid && fds && atoi(pid) == getpid() && atoi(fds) == 1) {
+		fcntl(3, F_SETFD, FD_CLOEXEC);
+		return 3;
+	}
+	if (!cfg->listen_any && !is_loopback(cfg->listen_host))
+		log_fatal("listen address %s is not loopback; set \"listen_non_loopback\": true in the config to allow it",
+		          cfg->listen_host);
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	memset(&ss, 0, sizeof(ss));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, cfg->listen_host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)cfg->listen_port);
+		sl = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, cfg->listen_host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)cfg->listen_port);
+		sl = sizeof(*s6);
+	} else {
+		log_fatal("listen address '%s' is not a numeric IPv4 or IPv6 address", cfg->listen_host);
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 128) < 0)
+		log_fatal("cannot listen on %s:%u: %s", cfg->listen_host, cfg->listen_port, strerror(errno));
+	return fd;
+}
+
+/* Fail closed (SPEC §6): every lock must work on this kernel. */
+static void self_check(struct policy_facts *facts, struct sock_fprog *filter)
+{
+	char err[256];
+	facts->landlock_abi = landlock_abi();
+	if (facts->landlock_abi < LANDLOCK_MIN_ABI)
+		log_fatal("Landlock ABI %d is too old or disabled (need %d or newer; boot with lsm=...,landlock)",
+		          facts->landlock_abi, LANDLOCK_MIN_ABI);
+	if (seccomp_build_sandbox(filter, err, sizeof(err)) < 0)
+		log_fatal("seccomp is not usable: %s", err);
+	if (runcg_init(err, sizeof(err)) < 0)
+		log_fatal("cgroups are not usable: %s", err);
+	facts->cgroup_version = runcg_version();
+	facts->memory_controller = runcg_has_memory();
+	/* The namespaces of a run, for real: a child that must be pid 1. */
+	pid_t pid = (pid_t)syscall(SYS_clone, NS_SANDBOX_FLAGS | CLONE_NEWCGROUP | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0)
+		_exit(getpid() == 1 ? 0 : 1);
+	int ws = 0;
+	if (pid < 0 || waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		log_fatal("the kernel refused the run namespaces (pid, mount, ipc, uts, net, cgroup): %s",
+		          strerror(pid < 0 ? errno : EPERM));
+	int u = ns_idmap_userns(0, 0, 65534);
+	if (u < 0)
+		log_fatal("user namespaces for idmapped workspaces are not available: %s", strerror(errno));
+	close(u);
+}
+
+static void notify_systemd(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, state, strlen(state), 0, (struct sockaddr *)&sa,
+	       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path)));
+	close(fd);
+}
+
+static int check_config_only(const struct config *cfg, const struct profile_set *profiles)
+{
+	char err[256], hash[72];
+	if (uidpool_check_range(cfg->uid_first, cfg->uid_count, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sharnessd: %s\n", err);
+		return 1;
+	}
+	struct scrub_rules *scrub = scrub_rules_new(cfg->secrets_file, NULL, err, sizeof(err));
+	if (!scrub) {
+		fprintf(stderr, "sharnessd: %s\n", err);
+		return 1;
+	}
+	struct policy_facts facts = {.landlock_abi = 0, .cgroup_version = "unchecked"};
+	char *policy = policy_build(cfg, profiles, scrub, &facts, hash);
+	free(policy);
+	scrub_rules_free(scrub);
+	printf("configuration OK: %s\n", cfg->source);
+	for (size_t i = 0; i < profiles->n; i++)
+		printf("profile %-12s %s\n", profiles->v[i].name, profiles->v[i].policy_hash);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, 'k'},
+		{"verbose", no_argument, NULL, 'v'},      {"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+	const char *config_path = NULL;
+	int check = 0, c;
+	char err[512];
+
+	if (argc > 1 && strcmp(argv[1], "--filter") == 0)
+		return scrub_filter_main(argc - 2, argv + 2);
+	while ((c = getopt_long(argc, argv, "c:kvVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'k':
+			check = 1;
+			break;
+		case 'v':
+			log_set_verbose(1);
+			break;
+		case 'V':
+			printf("sharnessd %s\n", SHARNESS_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	struct config cfg;
+	struct profile_set profiles = {0};
+	if (config_defaults(&cfg, err, sizeof(err)) < 0 ||
+	    (config_path && config_load(config_path, &cfg, err, sizeof(err)) < 0))
+		log_fatal("%s", err);
+	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
+		log_fatal("%s", err);
+	if (check)
+		return check_config_only(&cfg, &profiles);
+
+	if (geteuid() != 0)
+		log_fatal("sharnessd must start as root: it keeps a small root launcher for the sandboxes and drops privileges for everything else");
+	log_set_prefix("launcher");
+	if (uidpool_check_range(cfg.uid_first, cfg.uid_count, err, sizeof(err)) < 0)
+		log_fatal("%s", err);
+
+	struct launcher l = {.cfg = &cfg, .profiles = &profiles};
+	struct policy_facts facts;
+	self_check(&facts, &l.seccomp);
+
+	/* Crash recovery: nothing a killed predecessor left may live on. */
+	int killed = uidpool_kill_strays(cfg.uid_first, cfg.uid_count);
+	int removed = runcg_cleanup_stale(err, sizeof(err));
+	if (removed < 0)
+		log_fatal("cannot remove stale run cgroups: %s", err);
+	if (killed > 0 || removed > 0)
+		log_info("recovered from a previous run: killed %d process(es), removed %d cgroup(s)", killed, removed);
+
+	l.uids = uidpool_new(cfg.uid_first + 1, cfg.uid_count - 1, err, sizeof(err));
+	if (!l.uids)
+		log_fatal("%s", err);
+	if (mkdir(cfg.state_dir, 0700) < 0 && errno != EEXIST)
+		log_fatal("cannot create state_dir %s: %s", cfg.state_dir, strerror(errno));
+	snprintf(l.newroot, sizeof(l.newroot), "%s/root", cfg.state_dir);
+	if (mkdir(l.newroot, 0700) < 0 && errno != EEXIST)
+		log_fatal("cannot create %s: %s", l.newroot, strerror(errno));
+
+	struct front f = {.cfg = &cfg, .profiles = &profiles, .uid = cfg.uid_first};
+	f.tls_ca = read_pem(cfg.tls_ca, "CA certificate");
+	f.tls_cert = read_pem(cfg.tls_cert, "certificate");
+	f.tls_key = read_pem(cfg.tls_key, "private key");
+	struct scrub_rules *scrub = scrub_rules_new(cfg.secrets_file, cfg.tls_key, err, sizeof(err));
+	if (!scrub)
+		log_fatal("%s", err);
+	f.scrub = scrub;
+	f.policy_json = policy_build(&cfg, &profiles, scrub, &facts, f.policy_hash);
+	f.profiles_json = policy_profiles(&profiles);
+	f.audit_fd = audit_open(cfg.audit_log);
+	if (f.audit_fd < 0)
+		log_fatal("cannot open the audit log %s: %s", cfg.audit_log, strerror(errno));
+	f.listen_fd = open_listener(&cfg);
+
+	/* Signals are read synchronously (signalfd, sigwait) in both halves. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int ctl[2], ready[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+		log_fatal("socketpair: %s", strerror(errno));
+	pid_t front = fork();
+	if (front < 0)
+		log_fatal("fork: %s", strerror(errno));
+	if (front == 0) {
+		close(ctl[0]);
+		close(ready[0]);
+		f.ctl = ctl[1];
+		/* The front dies with the launcher. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		_exit(front_main(&f, ready[1]));
+	}
+	close(ctl[1]);
+	close(ready[1]);
+	close(f.listen_fd);
+	explicit_bzero(f.tls_key, strlen(f.tls_key));
+
+	struct pollfd p = {.fd = ready[0], .events = POLLIN};
+	char one;
+	if (poll(&p, 1, 30000) != 1 || read(ready[0], &one, 1) != 1) {
+		kill(front, SIGKILL);
+		log_fatal("the front did not start; see the lines above");
+	}
+	close(ready[0]);
+	log_info("sharnessd %s listening on https://%s:%u (profiles: %zu, policy %s)", SHARNESS_VERSION,
+	         cfg.listen_host, cfg.listen_port, profiles.n, f.policy_hash);
+	notify_systemd("READY=1");
+	int code = launcher_serve(&l, ctl[0], front);
+	runcg_cleanup_stale(err, sizeof(err));
+	log_info("stopped");
+	return code;
+}

@@ -1,0 +1,321 @@
+/*
+ * mount.c - build the run's file system view (see mount.h).
+ *
+ * Every source tree is cloned with open_tree(OPEN_TREE_CLONE) *before*
+ * anything is mounted, so later mounts (the tmpfs root, /tmp) cannot shadow
+ * a source, and each clone gets its attributes (read-only, noexec, idmap)
+ * while still detached, which is the only time MOUNT_ATTR_IDMAP may be set
+ * (mount_setattr(2)).  Then the clones are moved into a tmpfs, we pivot into
+ * it, and the tmpfs root itself is made read-only.
+ */
+#include "mount.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MOUNT_TREES_MAX (8 + 4 * PROFILE_LIST_MAX)
+
+struct tree {
+	int fd;
+	char target[PATH_MAX]; /* absolute path inside the new root */
+	bool is_file;
+};
+
+struct view {
+	struct tree t[MOUNT_TREES_MAX];
+	size_t n;
+};
+
+/* Writable mounts must never be executable either: Landlock's missing
+ * EXECUTE right does not stop `ld.so ./bin`, MS_NOEXEC does. */
+#define ATTR_RO_EXEC (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define ATTR_RO_NOEXEC (ATTR_RO_EXEC | MOUNT_ATTR_NOEXEC)
+#define ATTR_RW_NOEXEC (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
+static int view_add(struct view *v, const char *src, const char *target, uint64_t attr,
+                    int userns_fd, bool recursive)
+{
+	struct stat st;
+	if (v->n >= MOUNT_TREES_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (stat(src, &st) < 0)
+		return -1;
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
+	int fd = open_tree(AT_FDCWD, src, flags);
+	if (fd < 0)
+		return -1;
+	struct mount_attr a = {.attr_set = attr};
+	if (userns_fd >= 0) {
+		a.attr_set |= MOUNT_ATTR_IDMAP;
+		a.userns_fd = (uint64_t)userns_fd;
+	}
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	struct tree *t = &v->t[v->n++];
+	t->fd = fd;
+	t->is_file = !S_ISDIR(st.st_mode);
+	snprintf(t->target, sizeof(t->target), "%s", target);
+	return 0;
+}
+
+/* mkdir -p of `path` below `root` (both absolute). */
+static int mkdir_under(const char *root, const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s%s", root, path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + strlen(root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int touch_under(const char *root, const char *path)
+{
+	char buf[PATH_MAX];
+	char *slash;
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf) {
+		*slash = '\0';
+		if (mkdir_under(root, buf, 0755) < 0)
+			return -1;
+	}
+	if (snprintf(buf, sizeof(buf), "%s%s", root, path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int join(char *buf, size_t len, const char *a, const char *b)
+{
+	if (snprintf(buf, len, "%s%s", a, b) >= (int)len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Clone every source the run may see.  Order matters: a tree must be moved
+ * after the tree that contains its target (workspace before .git/hooks). */
+static int view_collect(struct view *v, const struct sandbox_spec *s)
+{
+	const struct profile *p = s->profile;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (view_add(v, "/usr", "/usr", ATTR_RO_EXEC, -1, true) < 0 ||
+	    view_add(v, "/etc", "/etc", ATTR_RO_NOEXEC, -1, true) < 0)
+		return -1;
+	/* Non-merged-/usr systems keep real directories at the top. */
+	static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+		if (lstat(top[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    view_add(v, top[i], top[i], ATTR_RO_EXEC, -1, true) < 0)
+			return -1;
+	if (stat("/opt", &st) == 0 && view_add(v, "/opt", "/opt", ATTR_RO_EXEC, -1, true) < 0)
+		return -1;
+
+	/* The workspace: idmapped so files written there belong to its owner,
+	 * never executable (exec subpaths are granted one by one below). */
+	if (view_add(v, s->workspace, s->workspace, p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC,
+	             s->userns_fd, false) < 0)
+		return -1;
+	for (size_t i = 0; i < p->n_workspace_exec; i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", s->workspace, p->workspace_exec[i]) >= (int)sizeof(path))
+			return errno = ENAMETOOLONG, -1;
+		if (stat(path, &st) < 0)
+			continue; /* nothing built there yet: nothing to execute */
+		uint64_t attr = p->workspace_write ? (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : ATTR_RO_EXEC;
+		if (view_add(v, path, path, attr, s->userns_fd, false) < 0)
+			return -1;
+	}
+	/* A hook or config planted in .git would run outside the sandbox at
+	 * the person's next git command: keep them read-only.  Symlinks are
+	 * left alone: writing through one needs Landlock rights outside. */
+	if (p->workspace_write) {
+		static const char *const git[] = {"/.git/hooks", "/.git/config"};
+		for (size_t i = 0; i < 2; i++) {
+			if (join(path, sizeof(path), s->workspace, git[i]) < 0)
+				return -1;
+			if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) &&
+			    view_add(v, path, path, ATTR_RO_NOEXEC, s->userns_fd, false) < 0)
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < p->n_read_paths; i++)
+		if (view_add(v, p->read_paths[i], p->read_paths[i], ATTR_RO_NOEXEC, -1, true) < 0)
+			return -1;
+	for (size_t i = 0; i < p->n_write_paths; i++)
+		if (view_add(v, p->write_paths[i], p->write_paths[i], ATTR_RW_NOEXEC, -1, true) < 0)
+			return -1;
+	for (size_t i = 0; i < p->n_exec_paths; i++)
+		if (view_add(v, p->exec_paths[i], p->exec_paths[i], ATTR_RO_EXEC, -1, true) < 0)
+			return -1;
+	return 0;
+}
+
+static int mount_tmpfs(const char *root, const char *path, unsigned long flags, const char *opts)
+{
+	char dst[PATH_MAX];
+	if (join(dst, sizeof(dst), root, path) < 0 || mkdir_under(root, path, 0755) < 0)
+		return -1;
+	return mount("tmpfs", dst, "tmpfs", flags, opts);
+}
+
+static int bind_dev(const char *root, const char *name)
+{
+	char src[64], dst[PATH_MAX];
+	snprintf(src, sizeof(src), "/dev/%s", name);
+	if (join(dst, sizeof(dst), root, src) < 0 || touch_under(root, src) < 0)
+		return -1;
+	return mount(src, dst, NULL, MS_BIND, NULL);
+}
+
+static int build_dev(const char *root)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	static const char *const links[][2] = {
+		{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
+		{"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
+	char dst[PATH_MAX];
+
+	if (mount_tmpfs(root, "/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		if (bind_dev(root, nodes[i]) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(dst, sizeof(dst), "%s/dev/%s", root, links[i][1]);
+		if (symlink(links[i][0], dst) < 0)
+			return -1;
+	}
+	if (mount_tmpfs(root, "/dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=64m") < 0)
+		return -1;
+	if (join(dst, sizeof(dst), root, "/dev") < 0)
+		return -1;
+	/* The binds above are separate mounts and stay writable devices. */
+	return mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL);
+}
+
+/* A fresh proc for the new pid namespace: the run sees only its own
+ * processes.  vm.memfd_noexec is per pid namespace (since 6.3): 2 forbids
+ * executable memfds, which Landlock cannot stop (execve of /proc/self/fd/N). */
+static int build_proc(const char *root)
+{
+	char dst[PATH_MAX], sys[PATH_MAX], knob[PATH_MAX];
+	if (join(dst, sizeof(dst), root, "/proc") < 0 || mkdir_under(root, "/proc", 0555) < 0)
+		return -1;
+	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -1;
+	if (join(knob, sizeof(knob), dst, "/sys/vm/memfd_noexec") < 0)
+		return -1;
+	int fd = open(knob, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t w = write(fd, "2", 1);
+	close(fd);
+	if (w != 1)
+		return -1;
+	if (join(sys, sizeof(sys), dst, "/sys") < 0)
+		return -1;
+	if (mount(sys, sys, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -1;
+	return mount(NULL, sys, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	             NULL);
+}
+
+static int top_symlinks(const char *root)
+{
+	static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+	char target[PATH_MAX], dst[PATH_MAX];
+	struct stat st;
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
+		if (lstat(top[i], &st) < 0 || !S_ISLNK(st.st_mode))
+			continue;
+		ssize_t n = readlink(top[i], target, sizeof(target) - 1);
+		if (n < 0)
+			return -1;
+		target[n] = '\0';
+		if (join(dst, sizeof(dst), root, top[i]) < 0 || symlink(target, dst) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int mount_build(const struct sandbox_spec *s)
+{
+	struct view v = {.n = 0};
+	const char *root = s->newroot;
+	char dst[PATH_MAX];
+	int rc = -1;
+
+	/* Nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	if (view_collect(&v, s) < 0)
+		goto out;
+	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+		goto out;
+	/* The private /tmp first: a workspace below /tmp is moved in on top
+	 * of it, not hidden under it. */
+	if (mount_tmpfs(root, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=512m") < 0)
+		goto out;
+	for (size_t i = 0; i < v.n; i++) {
+		struct tree *t = &v.t[i];
+		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0)
+			goto out;
+		if (join(dst, sizeof(dst), root, t->target) < 0)
+			goto out;
+		if (move_mount(t->fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			goto out;
+	}
+	if (top_symlinks(root) < 0 || build_dev(root) < 0 || build_proc(root) < 0)
+		goto out;
+	if (mkdir_under(root, SANDBOX_HOME, 0755) < 0)
+		goto out;
+	/* pivot_root(".", ".") stacks the old root under the new one; detaching
+	 * it leaves no path back to the host tree (pivot_root(2), NOTES). */
+	if (chdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+	    chdir("/") < 0)
+		goto out;
+	/* The root tmpfs only holds mount points: make it read-only. */
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		goto out;
+	rc = 0;
+out:
+	for (size_t i = 0; i < v.n; i++)
+		close(v.t[i].fd);
+	return rc;
+}

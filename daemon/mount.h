@@ -1,0 +1,18 @@
+/*
+ * mount.h - the run's file system view, built in its private mount namespace:
+ * a read-only tmpfs root holding read-only binds of the system directories,
+ * the idmapped workspace (read-only or read-write, never executable), private
+ * /tmp, /dev, /dev/shm, a fresh /proc, and nothing else: /home, /root, /run,
+ * /var/run and /sys simply do not exist.
+ *
+ * Trust: privileged, in the sandbox child before the privilege drop.
+ */
+#ifndef SHARNESS_MOUNT_H
+#define SHARNESS_MOUNT_H
+
+#include "sandbox.h"
+
+/* Build the view and pivot into it.  Returns 0 or -1 with errno set. */
+int mount_build(const struct sandbox_spec *s);
+
+#endif

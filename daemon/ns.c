@@ -1,0 +1,131 @@
+/*
+ * ns.c - see ns.h.
+ *
+ * The idmap user namespace is made by a short-lived helper child that only
+ * unshares and waits; we write its maps from outside (the helper has no
+ * rights to write them itself for a foreign uid), keep an fd to its
+ * namespace, and kill it.  The fd keeps the namespace alive for the mount.
+ */
+#include "ns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	int e = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(text)) {
+		errno = n < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int ns_idmap_userns(uid_t owner_uid, gid_t owner_gid, uid_t run_uid)
+{
+	int ready[2], hold[2];
+	char path[64], map[64];
+	int fd = -1, e = 0;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		e = errno;
+		goto err_ready;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		e = errno;
+		goto err_hold;
+	}
+	if (pid == 0) {
+		char c = 0;
+		if (unshare(CLONE_NEWUSER) == 0)
+			(void)!write(ready[1], &c, 1);
+		/* Wait until the parent holds the namespace open. */
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	ready[1] = -1;
+	close(hold[0]);
+	hold[0] = -1;
+	char c;
+	if (read(ready[0], &c, 1) != 1) {
+		e = ECHILD;
+		goto err_child;
+	}
+	/* inside id (what the mount shows for on-disk owner) -> outside id */
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", owner_uid, run_uid);
+	if (write_file(path, map) < 0) {
+		e = errno;
+		goto err_child;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
+	if (write_file(path, "deny") < 0) {
+		e = errno;
+		goto err_child;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", owner_gid, run_uid);
+	if (write_file(path, map) < 0) {
+		e = errno;
+		goto err_child;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		e = errno;
+err_child:
+	close(hold[1]);
+	hold[1] = -1;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+err_hold:
+	if (hold[0] >= 0)
+		close(hold[0]);
+	if (hold[1] >= 0)
+		close(hold[1]);
+err_ready:
+	close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	if (fd < 0)
+		errno = e;
+	return fd;
+}
+
+int ns_loopback_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (rc == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	int e = errno;
+	close(s);
+	errno = e;
+	return rc;
+}

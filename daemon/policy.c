@@ -1,0 +1,121 @@
+/*
+ * policy.c - see policy.h.  Keys are added in sorted order so that the
+ * compact print is the canonical form that gets hashed.
+ */
+#include "policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#include "privsep.h"
+#include "scrub.h"
+#include "seccomp.h"
+
+void policy_sha256(const char *buf, size_t len, char out[72])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
+	strcpy(out, "sha256:");
+	for (unsigned i = 0; i < n && i < 32; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+}
+
+static cJSON *roles(int run)
+{
+	cJSON *a = cJSON_CreateArray();
+	cJSON_AddItemToArray(a, cJSON_CreateString("app"));
+	cJSON_AddItemToArray(a, cJSON_CreateString("orchestrator"));
+	if (!run)
+		cJSON_AddItemToArray(a, cJSON_CreateString("person"));
+	return a;
+}
+
+char *policy_build(const struct config *cfg, const struct profile_set *profiles,
+                   const struct scrub_rules *scrub, const struct policy_facts *facts, char hash[72])
+{
+	cJSON *o = cJSON_CreateObject();
+	char listen[300];
+
+	cJSON *ep = cJSON_AddObjectToObject(o, "endpoints");
+	cJSON_AddItemToObject(ep, "GET /v0/policy", roles(0));
+	cJSON_AddItemToObject(ep, "GET /v0/profiles", roles(0));
+	cJSON_AddItemToObject(ep, "POST /v0/run", roles(1));
+
+	cJSON *f = cJSON_AddObjectToObject(o, "filter");
+	cJSON *rules = cJSON_AddArrayToObject(f, "rules");
+	for (size_t i = 0; scrub && i < scrub_rules_count(scrub); i++)
+		cJSON_AddItemToArray(rules, cJSON_CreateString(scrub_rule_name(scrub, i)));
+	cJSON_AddNumberToObject(f, "vault_keys", scrub ? (double)scrub_vault_count(scrub) : 0);
+
+	cJSON *k = cJSON_AddObjectToObject(o, "kernel");
+	cJSON_AddStringToObject(k, "cgroup", facts->cgroup_version);
+	cJSON_AddNumberToObject(k, "landlock_abi", facts->landlock_abi);
+	cJSON_AddBoolToObject(k, "memory_controller", facts->memory_controller);
+	cJSON_AddNumberToObject(k, "memfd_noexec", 2);
+	cJSON *ns = cJSON_AddArrayToObject(k, "namespaces");
+	static const char *const names[] = {"cgroup", "ipc", "mnt", "net", "pid", "uts"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cJSON_AddItemToArray(ns, cJSON_CreateString(names[i]));
+	cJSON_AddStringToObject(k, "seccomp", "filter");
+
+	cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(lim, "cmd_bytes", RUN_CMD_MAX);
+	cJSON_AddNumberToObject(lim, "connections", cfg->connection_limit);
+	cJSON_AddNumberToObject(lim, "env_vars", RUN_ENV_COUNT_MAX);
+	cJSON_AddNumberToObject(lim, "idle_timeout_s", cfg->connection_timeout_s);
+	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_body);
+	cJSON_AddNumberToObject(lim, "max_runs", cfg->max_runs);
+	cJSON_AddNumberToObject(lim, "stdin_bytes", RUN_STDIN_MAX);
+
+	snprintf(listen, sizeof(listen), "%s:%u", cfg->listen_host, cfg->listen_port);
+	cJSON_AddStringToObject(o, "listen", listen);
+
+	cJSON *ph = cJSON_AddObjectToObject(o, "profiles");
+	for (size_t i = 0; i < profiles->n; i++)
+		cJSON_AddStringToObject(ph, profiles->v[i].name, profiles->v[i].policy_hash);
+
+	cJSON *sc = cJSON_AddArrayToObject(o, "seccomp_denied");
+	for (const char *const *n = seccomp_denied_names(); n && *n; n++)
+		cJSON_AddItemToArray(sc, cJSON_CreateString(*n));
+
+	cJSON *t = cJSON_AddObjectToObject(o, "tls");
+	cJSON_AddStringToObject(t, "backend", "GnuTLS (libmicrohttpd)");
+	cJSON_AddStringToObject(t, "client_certificate", "required: CA chain, validity, clientAuth, one OU role");
+	cJSON_AddStringToObject(t, "min_version", "TLS1.2");
+
+	cJSON *u = cJSON_AddObjectToObject(o, "uid_range");
+	cJSON_AddNumberToObject(u, "count", cfg->uid_count);
+	cJSON_AddNumberToObject(u, "first", cfg->uid_first);
+
+	char *canon = cJSON_PrintUnformatted(o);
+	policy_sha256(canon, strlen(canon), hash);
+	free(canon);
+	cJSON_AddStringToObject(o, "policy_hash", hash);
+	char *out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return out;
+}
+
+char *policy_profiles(const struct profile_set *profiles)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *a = cJSON_AddArrayToObject(o, "profiles");
+	for (size_t i = 0; i < profiles->n; i++) {
+		const struct profile *p = &profiles->v[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", p->name);
+		cJSON_AddStringToObject(e, "description", p->description);
+		cJSON_AddStringToObject(e, "policy_hash", p->policy_hash);
+		cJSON *pol = cJSON_Parse(p->canonical_json);
+		cJSON_AddItemToObject(e, "policy", pol ? pol : cJSON_CreateNull());
+		cJSON_AddItemToArray(a, e);
+	}
+	char *out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return out;
+}

@@ -1,0 +1,220 @@
+/*
+ * sandbox.c - the sandbox child, step by step (see sandbox.h).
+ *
+ * We are the init (pid 1) of a fresh pid namespace, in fresh mount, ipc, uts
+ * and net namespaces, still root.  Each step below says why it is where it
+ * is.  A failing step reports {step, errno} on the status pipe and exits:
+ * the supervisor turns that into a clear error, never a weaker run.
+ */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "mount.h"
+#include "ns.h"
+#include "seccomp.h"
+
+enum step {
+	STEP_PDEATHSIG,
+	STEP_WAIT_CGROUP,
+	STEP_CGROUP_NS,
+	STEP_HOSTNAME,
+	STEP_LOOPBACK,
+	STEP_MOUNTS,
+	STEP_CAPS,
+	STEP_IDS,
+	STEP_NO_NEW_PRIVS,
+	STEP_LANDLOCK,
+	STEP_SECCOMP,
+	STEP_FORK,
+	STEP_COUNT
+};
+
+static const char *const step_names[STEP_COUNT] = {
+	[STEP_PDEATHSIG] = "tie the sandbox's life to its supervisor",
+	[STEP_WAIT_CGROUP] = "wait for the run's cgroup",
+	[STEP_CGROUP_NS] = "enter a new cgroup namespace",
+	[STEP_HOSTNAME] = "set the hostname",
+	[STEP_LOOPBACK] = "bring up loopback",
+	[STEP_MOUNTS] = "build the file system view",
+	[STEP_CAPS] = "drop the capability bounding set",
+	[STEP_IDS] = "switch to the run's uid and gid",
+	[STEP_NO_NEW_PRIVS] = "set no_new_privs",
+	[STEP_LANDLOCK] = "apply Landlock",
+	[STEP_SECCOMP] = "load the seccomp filter",
+	[STEP_FORK] = "start the command",
+};
+
+const char *sandbox_step_name(int step)
+{
+	return step >= 0 && step < STEP_COUNT ? step_names[step] : "unknown step";
+}
+
+static noreturn void fail(const struct sandbox_spec *s, enum step step)
+{
+	struct sandbox_status st = {.kind = SANDBOX_STATUS_SETUP_FAILED, .step = step, .err = errno};
+	(void)!write(s->status_fd, &st, sizeof(st));
+	_exit(1);
+}
+
+static int drop_bounding_set(void)
+{
+	/* PR_CAPBSET_DROP needs CAP_SETPCAP, so it must come before setresuid;
+	 * afterwards even a setuid-root file could not regain a capability. */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -1;
+	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
+static int switch_ids(uid_t uid)
+{
+	/* setresuid from 0 to non-zero ids clears the permitted and effective
+	 * capability sets (capabilities(7), "Effect of user ID changes"). */
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -1;
+	if (getuid() != uid || geteuid() != uid || getgid() != uid) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+static int apply_landlock(const struct sandbox_spec *s)
+{
+	const struct profile *p = s->profile;
+	struct landlock_path paths[16 + 4 * PROFILE_LIST_MAX];
+	char exec_dirs[PROFILE_LIST_MAX][4096];
+	size_t n = 0;
+	struct stat st;
+	unsigned ws = LANDLOCK_GRANT_READ | (p->workspace_write ? LANDLOCK_GRANT_WRITE : 0);
+
+	paths[n++] = (struct landlock_path){"/usr", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
+	paths[n++] = (struct landlock_path){"/etc", LANDLOCK_GRANT_READ};
+	paths[n++] = (struct landlock_path){"/dev", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE | LANDLOCK_GRANT_DEV};
+	paths[n++] = (struct landlock_path){"/proc", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
+	paths[n++] = (struct landlock_path){"/tmp", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
+	paths[n++] = (struct landlock_path){SANDBOX_HOME, LANDLOCK_GRANT_READ};
+	if (stat("/opt", &st) == 0)
+		paths[n++] = (struct landlock_path){"/opt", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
+	static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+		if (lstat(top[i], &st) == 0 && S_ISDIR(st.st_mode))
+			paths[n++] = (struct landlock_path){top[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
+	paths[n++] = (struct landlock_path){s->workspace, ws};
+	for (size_t i = 0; i < p->n_workspace_exec; i++) {
+		snprintf(exec_dirs[i], sizeof(exec_dirs[i]), "%s/%s", s->workspace, p->workspace_exec[i]);
+		if (stat(exec_dirs[i], &st) == 0)
+			paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
+	}
+	for (size_t i = 0; i < p->n_read_paths; i++)
+		paths[n++] = (struct landlock_path){p->read_paths[i], LANDLOCK_GRANT_READ};
+	for (size_t i = 0; i < p->n_write_paths; i++)
+		paths[n++] = (struct landlock_path){p->write_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
+	for (size_t i = 0; i < p->n_exec_paths; i++)
+		paths[n++] = (struct landlock_path){p->exec_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
+	return landlock_apply(paths, n, 0);
+}
+
+static noreturn void exec_command(const struct sandbox_spec *s)
+{
+	/* A new session: the command has no controlling terminal to inject into. */
+	setsid();
+	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0)
+		_exit(126);
+	/* Only 0, 1 and 2 reach the command (runc CVE-2024-21626). */
+	close_range(3, ~0U, 0);
+	signal(SIGPIPE, SIG_DFL);
+	if (chdir(s->cwd) < 0) {
+		dprintf(2, "sharness: cannot enter %s: %s\n", s->cwd, strerror(errno));
+		_exit(126);
+	}
+	char *const argv[] = {"bash", "-c", (char *)s->cmd, NULL};
+	execve("/bin/bash", argv, s->envp);
+	dprintf(2, "sharness: cannot run /bin/bash: %s\n", strerror(errno));
+	_exit(127);
+}
+
+noreturn void sandbox_child(const struct sandbox_spec *s)
+{
+	char c;
+	sigset_t none;
+
+	/* The launcher blocks signals it reads from a signalfd; the mask
+	 * survives fork and execve, so clear it before anything else. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* If the supervisor dies, the init dies, and with it the namespace.
+	 * (getppid() is 0 here: the parent is outside our pid namespace.) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(s, STEP_PDEATHSIG);
+	/* The supervisor attaches us to the run's cgroup, then sends one byte:
+	 * nothing of the run may start outside its pids limit.  EOF without
+	 * the byte means the supervisor died before PDEATHSIG was armed. */
+	if (read(s->sync_fd, &c, 1) != 1)
+		fail(s, STEP_WAIT_CGROUP);
+	close(s->sync_fd);
+	/* After the attach, so the run sees its own cgroup as the root. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail(s, STEP_CGROUP_NS);
+	if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0)
+		fail(s, STEP_HOSTNAME);
+	if (ns_loopback_up() < 0)
+		fail(s, STEP_LOOPBACK);
+	/* Needs root in the mount namespace; private /proc needs the new pid ns. */
+	if (mount_build(s) < 0)
+		fail(s, STEP_MOUNTS);
+	if (drop_bounding_set() < 0)
+		fail(s, STEP_CAPS);
+	if (switch_ids(s->uid) < 0)
+		fail(s, STEP_IDS);
+	/* Landlock and an unprivileged seccomp filter both require it. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(s, STEP_NO_NEW_PRIVS);
+	/* After the mounts (the paths it names must be the sandbox's). */
+	if (apply_landlock(s) < 0)
+		fail(s, STEP_LANDLOCK);
+	/* Last: it forbids mount and the rest of what the steps above used. */
+	if (seccomp_apply(s->seccomp) < 0)
+		fail(s, STEP_SECCOMP);
+
+	pid_t cmd = fork();
+	if (cmd < 0)
+		fail(s, STEP_FORK);
+	if (cmd == 0)
+		exec_command(s);
+	close(s->stdin_fd);
+	close(s->stdout_fd);
+	close(s->stderr_fd);
+
+	/* Reap everything (orphans are re-parented to us) until the command
+	 * itself exits; then exit, and the kernel kills what is left of the
+	 * pid namespace. */
+	struct sandbox_status st = {.kind = SANDBOX_STATUS_EXIT};
+	for (;;) {
+		int ws;
+		pid_t r = waitpid(-1, &ws, 0);
+		if (r == cmd) {
+			st.wstatus = ws;
+			break;
+		}
+		if (r < 0 && errno != EINTR) {
+			st.wstatus = 127 << 8;
+			break;
+		}
+	}
+	(void)!write(s->status_fd, &st, sizeof(st));
+	_exit(0);
+}

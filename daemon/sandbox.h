@@ -1,0 +1,52 @@
+/*
+ * sandbox.h - the sandbox child: the one ordered function that turns a fresh
+ * clone (new pid, mount, ipc, uts and net namespaces) into the run's locked
+ * init, which then forks and execs `/bin/bash -c CMD` and reaps it.
+ *
+ * Trust: privileged until the privilege drop step; every input was validated
+ * by the launcher.  Runs in a single-threaded child of the supervisor.
+ */
+#ifndef SHARNESS_SANDBOX_H
+#define SHARNESS_SANDBOX_H
+
+#include <stdnoreturn.h>
+#include <sys/types.h>
+#include <linux/filter.h>
+
+#include "profile.h"
+
+#define SANDBOX_HOME "/home/sandbox"
+#define SANDBOX_HOSTNAME "sandbox"
+
+struct sandbox_spec {
+	uid_t uid;                    /* the run's ephemeral uid (== gid) */
+	const struct profile *profile;
+	const char *workspace;        /* realpath of the workspace holding cwd */
+	const char *cwd;              /* realpath inside the workspace */
+	int userns_fd;                /* user namespace for the idmapped workspace */
+	const char *newroot;          /* empty directory to build the root on */
+	char *const *envp;            /* the command's whole environment */
+	const char *cmd;
+	int stdin_fd, stdout_fd, stderr_fd;
+	int status_fd;                /* write end: struct sandbox_status to the supervisor */
+	int sync_fd;                  /* read end: one byte once the supervisor attached our cgroup */
+	const struct sock_fprog *seccomp;
+};
+
+enum sandbox_status_kind { SANDBOX_STATUS_EXIT = 1, SANDBOX_STATUS_SETUP_FAILED = 2 };
+
+struct sandbox_status {
+	int kind;
+	int wstatus;      /* waitpid status of bash, for SANDBOX_STATUS_EXIT */
+	int step;         /* index into sandbox_step_names, for SETUP_FAILED */
+	int err;          /* errno of the failed step */
+};
+
+/* Human name of setup step `step` ("mount the new root", ...). */
+const char *sandbox_step_name(int step);
+
+/* Never returns: exits when the command has exited (the pid namespace dies
+ * with it) or after reporting a setup failure on status_fd. */
+noreturn void sandbox_child(const struct sandbox_spec *s);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * scrub.c - the secret filter's streams (SPEC §7): bytes in, bytes out with
+ * every vault key and named token replaced by "[filtered: NAME]".
+ *
+ * How a stream works (research E.1):
+ *   - Input collects in a fixed window of WINDOW bytes.  When it is full (or
+ *     at finish) the window is scanned: Vectorscan finds every anchor and
+ *     vault needle, each anchor's validator decides on a span, and spans are
+ *     sorted and merged (overlaps become one marker, named by priority:
+ *     vault > vendor token > context rule).
+ *   - Everything up to `commit` = end - HOLD is emitted; the last HOLD bytes
+ *     stay and are scanned again with the next input, so a token split across
+ *     reads is seen whole.  HOLD exceeds the longest token any validator
+ *     accepts, so a token can never start before `commit` and end after the
+ *     window.  A span that starts before `commit` moves `commit` to its end.
+ *   - The CONTEXT bytes before the window were already emitted but are kept
+ *     for validators that look back (a KEY name, a URL scheme).
+ *   - A PEM private key longer than HOLD is redacted to the end of the window
+ *     and the stream stays "inside the key" until its END line.
+ *   - If the window holds ESC or a JSON escape, the decoded view is scanned
+ *     too and its spans are mapped back to raw bytes.
+ * Memory per stream is fixed: the window, the view and its map (allocated on
+ * first use), the span list (bounded by the window) and a Vectorscan scratch.
+ *
+ * Idempotence: a marker "[filtered: x]" contains no anchor a validator would
+ * accept (names are followed by ']', values starting with '[' are
+ * placeholders), so filtering filtered output changes nothing.
+ *
+ * Trust: the input is hostile command output.
+ */
+#include "scrub.h"
+#include "scrub_detect.h"
+#include "scrub_rules.h"
+#include "scrub_view.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW SCRUB_WINDOW
+#define HOLD SCRUB_HOLD
+#define CONTEXT SCRUB_DETECT_MAX_LOOKBACK
+
+_Static_assert(HOLD >= SCRUB_DETECT_MAX_TOKEN + SCRUB_DETECT_MAX_LOOKBACK + 3 * 1024,
+               "the hold-back must cover the longest token and vault needle");
+
+static const char vault_name[] = "vault key";
+
+struct span {
+	size_t s, e;
+	const char *name;
+	int prio;
+	int silent; /* continues a span whose marker was already emitted */
+	int open;   /* PEM block continues past the window */
+};
+
+struct scrub_stream {
+	const struct scrub_rules *r;
+	scrub_emit_fn emit;
+	void *arg;
+	hs_scratch_t *scratch;
+	unsigned char *buf;
+	size_t len, ctx; /* buf[0, ctx) already emitted, buf[ctx, len) pending */
+	int pem_open;
+	unsigned long count;
+	struct span *sp;
+	size_t nsp, capsp;
+	unsigned char *view;
+	uint32_t *map;
+	/* during one scan */
+	struct scrub_window win;
+	const unsigned char *raw; /* set while scanning the view */
+	size_t rawlen;
+	int oom;
+};
+
+static void add_span(struct scrub_stream *s, size_t st, size_t e, const char *name, int prio, int silent,
+                     int open)
+{
+	if (e <= st)
+		return;
+	if (s->raw) { /* the scan ran on the view: map back */
+		size_t rs = s->map[st], re = scrub_view_raw_end(s->raw, s->rawlen, s->map, e - 1);
+		st = rs;
+		e = re;
+	}
+	if (s->nsp == s->capsp) {
+		size_t cap = s->capsp ? s->capsp * 2 : 256;
+		struct span *sp = realloc(s->sp, cap * sizeof *sp);
+		if (!sp) {
+			s->oom = 1;
+			return;
+		}
+		s->sp = sp;
+		s->capsp = cap;
+	}
+	s->sp[s->nsp++] = (struct span){st, e, name, prio, silent, open};
+}
+
+static int on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
+                    void *arg)
+{
+	struct scrub_stream *s = arg;
+	const struct scrub_rules *r = s->r;
+	(void)from;
+	(void)flags;
+	if (id >= r->nanchors) {
+		size_t len = r->needle_len[id - r->nanchors];
+		add_span(s, (size_t)to - len, (size_t)to, vault_name, SCRUB_PRIO_VAULT, 0, 0);
+	} else {
+		const struct scrub_anchor *a = &r->anchors[id];
+		const struct scrub_rule *rule = &scrub_detect_rules[a->rule];
+		struct scrub_hit h;
+		if (rule->validate && rule->validate(rule, &s->win, (size_t)to - a->len, a->len, &h))
+			add_span(s, h.start, h.end, h.name, h.prio, 0, h.open);
+	}
+	return s->oom; /* non-zero stops the scan */
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->silent > y->silent ? -1 : x->silent < y->silent; /* silent first: it began earlier */
+}
+
+/* Sort and merge overlapping or touching spans in place; returns the count. */
+static size_t merge(struct span *sp, size_t n)
+{
+	size_t o = 0;
+	if (n == 0)
+		return 0;
+	qsort(sp, n, sizeof *sp, cmp_span);
+	for (size_t i = 1; i < n; i++) {
+		struct span *m = &sp[o];
+		if (sp[i].s <= m->e) {
+			if (sp[i].e > m->e)
+				m->e = sp[i].e;
+			if (sp[i].prio > m->prio) {
+				m->prio = sp[i].prio;
+				m->name = sp[i].name;
+			}
+			m->open |= sp[i].open;
+		} else {
+			sp[++o] = sp[i];
+		}
+	}
+	return o + 1;
+}
+
+static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, size_t ctx, size_t commit,
+                int eof)
+{
+	s->win = (struct scrub_window){data, len, ctx, commit, eof};
+	if (len == 0)
+		return 0;
+	if (hs_scan(s->r->db, (const char *)data, (unsigned)len, 0, s->scratch, on_match, s) != HS_SUCCESS &&
+	    !s->oom)
+		return -1;
+	return s->oom ? -1 : 0;
+}
+
+/* Where view offsets start to correspond to raw offsets >= x. */
+static size_t view_index(const uint32_t *map, size_t vlen, size_t x)
+{
+	size_t lo = 0, hi = vlen;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (map[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void emit_marker(struct scrub_stream *s, const char *name)
+{
+	char m[96];
+	int n = snprintf(m, sizeof m, "[filtered: %s]", name);
+	s->emit(s->arg, m, (size_t)n);
+	s->count++;
+}
+
+/* Scan the window, emit what is decided, keep the rest.  Returns 0 or -1. */
+static int process(struct scrub_stream *s, int eof)
+{
+	size_t len = s->len, ctx = s->ctx, pos = ctx, n, keep;
+	size_t commit = eof ? len : (len > HOLD && len - HOLD > ctx ? len - HOLD : ctx);
+	s->nsp = 0;
+	s->raw = NULL;
+	if (s->pem_open) {
+		struct scrub_window w = {s->buf, len, ctx, commit, eof};
+		int still;
+		size_t e = scrub_detect_pem_continue(&w, ctx, &still);
+		add_span(s, ctx, e, scrub_detect_pem_name, SCRUB_PRIO_TOKEN, 1, still);
+		s->pem_open = 0;
+	}
+	if (scan(s, s->buf, len, ctx, commit, eof) < 0)
+		return -1;
+	if (scrub_view_needed(s->buf, len)) {
+		size_t vlen;
+		if (!s->view) {
+			s->view = malloc(WINDOW);
+			s->map = malloc((WINDOW + 1) * sizeof *s->map);
+			if (!s->view || !s->map)
+				return -1;
+		}
+		vlen = scrub_view_build(s->buf, len, s->view, s->map);
+		s->raw = s->buf;
+		s->rawlen = len;
+		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit), eof) < 0)
+			return -1;
+		s->raw = NULL;
+	}
+	n = merge(s->sp, s->nsp);
+	for (size_t i = 0; i < n; i++) {
+		struct span *m = &s->sp[i];
+		if (m->e <= ctx)
+			continue; /* redacted in an earlier window */
+		if (m->s < ctx) {
+			m->s = ctx; /* its marker went out with the earlier window */
+			m->silent = 1;
+		}
+		if (m->s >= commit)
+			break; /* undecided: scanned again with more input */
+		if (m->s > pos)
+			s->emit(s->arg, (const char *)s->buf + pos, m->s - pos);
+		if (!m->silent)
+			emit_marker(s, m->name);
+		if (m->e > pos)
+			pos = m->e;
+		if (pos > commit)
+			commit = pos;
+		if (m->open) {
+			s->pem_open = 1;
+			commit = pos = len;
+		}
+	}
+	if (commit > pos)
+		s->emit(s->arg, (const char *)s->buf + pos, commit - pos);
+	/* Keep CONTEXT emitted bytes plus everything after commit. */
+	keep = commit > CONTEXT ? commit - CONTEXT : 0;
+	memmove(s->buf, s->buf + keep, len - keep);
+	s->len = len - keep;
+	s->ctx = commit - keep;
+	return 0;
+}
+
+struct scrub_stream *scrub_stream_new(const struct scrub_rules *r, scrub_emit_fn emit, void *arg)
+{
+	struct scrub_stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->r = r;
+	s->emit = emit;
+	s->arg = arg;
+	s->buf = malloc(WINDOW);
+	if (!s->buf || hs_clone_scratch(r->scratch, &s->scratch) != HS_SUCCESS) {
+		scrub_stream_free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len)
+{
+	while (len > 0) {
+		size_t room = WINDOW - s->len, n = len < room ? len : room;
+		memcpy(s->buf + s->len, buf, n);
+		s->len += n;
+		buf += n;
+		len -= n;
+		if (s->len == WINDOW && process(s, 0) < 0) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int scrub_stream_finish(struct scrub_stream *s)
+{
+	if (process(s, 1) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	s->len = s->ctx = 0;
+	s->pem_open = 0;
+	return 0;
+}
+
+unsigned long scrub_stream_count(const struct scrub_stream *s)
+{
+	return s->count;
+}
+
+void scrub_stream_free(struct scrub_stream *s)
+{
+	if (!s)
+		return;
+	if (s->buf) {
+		explicit_bzero(s->buf, WINDOW);
+		free(s->buf);
+	}
+	if (s->view) {
+		explicit_bzero(s->view, WINDOW);
+		free(s->view);
+	}
+	free(s->map);
+	free(s->sp);
+	hs_free_scratch(s->scratch);
+	free(s);
+}
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void grow_emit(void *arg, const char *buf, size_t len)
+{
+	struct growbuf *g = arg;
+	if (g->oom)
+		return;
+	if (g->len + len + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 256;
+		char *p;
+		while (cap < g->len + len + 1)
+			cap *= 2;
+		p = realloc(g->p, cap);
+		if (!p) {
+			g->oom = 1;
+			return;
+		}
+		g->p = p;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, buf, len);
+	g->len += len;
+}
+
+char *scrub_buffer(const struct scrub_rules *r, const char *buf, size_t len, size_t *out_len,
+                   unsigned long *count)
+{
+	struct growbuf g = {0};
+	struct scrub_stream *s = scrub_stream_new(r, grow_emit, &g);
+	int rc;
+	if (!s)
+		return NULL;
+	rc = scrub_stream_feed(s, buf, len);
+	if (rc == 0)
+		rc = scrub_stream_finish(s);
+	if (count)
+		*count = scrub_stream_count(s);
+	scrub_stream_free(s);
+	grow_emit(&g, "", 0);
+	if (rc < 0 || g.oom) {
+		free(g.p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	g.p[g.len] = 0;
+	if (out_len)
+		*out_len = g.len;
+	return g.p;
+}

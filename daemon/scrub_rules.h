@@ -1,0 +1,39 @@
+/*
+ * scrub_rules.h - the compiled secret-filter rules shared by every stream:
+ * one Vectorscan literal database holding every detector anchor and every
+ * vault needle, plus what a match id means.  Internal to the scrub module
+ * (scrub.h is the public contract).
+ *
+ * Read-only after scrub_rules_new; streams clone the prototype scratch.
+ */
+#ifndef SHARNESS_SCRUB_RULES_H
+#define SHARNESS_SCRUB_RULES_H
+
+#include <hs/hs.h>
+#include <stddef.h>
+
+struct scrub_vault;
+
+/* A stream scans windows of SCRUB_WINDOW bytes and holds back the last
+ * SCRUB_HOLD of each (> the longest token and vault needle) for the next. */
+#define SCRUB_WINDOW (128u * 1024u)
+#define SCRUB_HOLD (16u * 1024u)
+
+/* What a prefilter id stands for: ids below nanchors are detector anchors,
+ * the rest are vault needles (id - nanchors). */
+struct scrub_anchor {
+	unsigned rule; /* index into scrub_detect_rules */
+	unsigned len;
+};
+
+struct scrub_rules {
+	hs_database_t *db;
+	hs_scratch_t *scratch; /* prototype for hs_clone_scratch */
+	struct scrub_anchor *anchors;
+	size_t nanchors;
+	unsigned *needle_len;
+	size_t nneedles;
+	struct scrub_vault *vault;
+};
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * tls.c - verifying the client certificate (see tls.h).
+ *
+ * gnutls_certificate_verify_peers() with the clientAuth key purpose checks
+ * the chain against the trust list MHD loaded from our CA (and nothing
+ * else: MHD loads no system CAs), the validity times, key usage and basic
+ * constraints; `status` is only meaningful when it returns 0
+ * (research/ecosystem.md §1.3).
+ */
+#include "tls.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+static gnutls_typed_vdata_st purpose_client = {
+	.type = GNUTLS_DT_KEY_PURPOSE_OID,
+	.data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
+};
+
+const char *tls_role_name(enum tls_role role)
+{
+	switch (role) {
+	case TLS_ROLE_APP:
+		return "app";
+	case TLS_ROLE_ORCHESTRATOR:
+		return "orchestrator";
+	case TLS_ROLE_PERSON:
+		return "person";
+	case TLS_ROLE_NONE:
+		break;
+	}
+	return "none";
+}
+
+static enum tls_role role_from_ou(const char *ou)
+{
+	if (strcmp(ou, "app") == 0)
+		return TLS_ROLE_APP;
+	if (strcmp(ou, "orchestrator") == 0)
+		return TLS_ROLE_ORCHESTRATOR;
+	if (strcmp(ou, "person") == 0)
+		return TLS_ROLE_PERSON;
+	return TLS_ROLE_NONE;
+}
+
+int tls_identify(struct MHD_Connection *c, struct tls_peer *peer, char *why, size_t whylen)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t s;
+	unsigned status = 0, n = 0;
+	int rc = -1;
+
+	memset(peer, 0, sizeof(*peer));
+	if (!ci || !ci->tls_session) {
+		snprintf(why, whylen, "This connection is not TLS.");
+		return -1;
+	}
+	s = (gnutls_session_t)ci->tls_session;
+	int v = gnutls_certificate_verify_peers(s, &purpose_client, 1, &status);
+	if (v == GNUTLS_E_NO_CERTIFICATE_FOUND) {
+		snprintf(why, whylen, "A client certificate is required: pass one issued by the sharness CA (curl --cert FILE --key FILE).");
+		return -1;
+	}
+	if (v < 0) {
+		snprintf(why, whylen, "The client certificate could not be verified: %s.", gnutls_strerror(v));
+		return -1;
+	}
+	if (status != 0) {
+		const char *reason = "it is not trusted";
+		if (status & GNUTLS_CERT_EXPIRED)
+			reason = "it has expired; issue a new one with certs/mkcerts --client";
+		else if (status & GNUTLS_CERT_NOT_ACTIVATED)
+			reason = "it is not valid yet";
+		else if (status & GNUTLS_CERT_SIGNER_NOT_FOUND)
+			reason = "it is not signed by the sharness CA";
+		else if (status & GNUTLS_CERT_PURPOSE_MISMATCH)
+			reason = "it lacks the clientAuth extended key usage";
+		snprintf(why, whylen, "The client certificate was refused: %s.", reason);
+		return -1;
+	}
+	const gnutls_datum_t *chain = gnutls_certificate_get_peers(s, &n);
+	gnutls_x509_crt_t crt;
+	if (!chain || n == 0 || gnutls_x509_crt_init(&crt) < 0) {
+		snprintf(why, whylen, "A client certificate is required.");
+		return -1;
+	}
+	if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0) {
+		snprintf(why, whylen, "The client certificate could not be read.");
+		goto out;
+	}
+	size_t sz = sizeof(peer->cn);
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, peer->cn, &sz) < 0)
+		snprintf(peer->cn, sizeof(peer->cn), "?");
+	/* Exactly one OU: a second one would make the role ambiguous. */
+	char extra[64];
+	size_t esz = sizeof(extra);
+	sz = sizeof(peer->ou);
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 0, 0, peer->ou, &sz) == 0 &&
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 1, 0, extra, &esz) < 0)
+		peer->role = role_from_ou(peer->ou);
+	rc = 0;
+out:
+	gnutls_x509_crt_deinit(crt);
+	return rc;
+}

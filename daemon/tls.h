@@ -1,0 +1,35 @@
+/*
+ * tls.h - client identity from the TLS session (SPEC §4).
+ *
+ * libmicrohttpd 0.9.75 only *requests* a client certificate and verifies
+ * nothing; tls_identify() verifies, on every request before routing, that
+ * the peer's certificate chains to our CA, is inside its validity window,
+ * carries the clientAuth purpose, and names exactly one role as its OU.
+ *
+ * Trust: the certificate is hostile input until verified.
+ */
+#ifndef SHARNESS_TLS_H
+#define SHARNESS_TLS_H
+
+#include <microhttpd.h>
+#include <stddef.h>
+
+enum tls_role { TLS_ROLE_NONE = 0, TLS_ROLE_APP, TLS_ROLE_ORCHESTRATOR, TLS_ROLE_PERSON };
+
+struct tls_peer {
+	char cn[128];
+	char ou[64];
+	enum tls_role role;
+};
+
+/* 0 with `peer` filled when the certificate verified (peer->role may still
+ * be TLS_ROLE_NONE: a verified certificate without a known role -> 403);
+ * -1 with `why` set to one sentence for a missing or invalid one (-> 401). */
+int tls_identify(struct MHD_Connection *c, struct tls_peer *peer, char *why, size_t whylen);
+
+const char *tls_role_name(enum tls_role role);
+
+/* GnuTLS priorities: TLS 1.3 preferred, 1.2 the minimum. */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+#endif

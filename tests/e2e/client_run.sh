@@ -1,0 +1,143 @@
+#!/bin/bash
+# client_run.sh - `sharness-client run` and the read/approve commands against
+# the real daemon: exit codes 0/N/124/125/128+N, stdout/stderr separation,
+# stdin, cwd, word joining, certificate errors, readable and --json output,
+# the approval flow, and no fork/exec while it talks to the daemon.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+C=$root/build/sharness-client
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/client-run.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+e2e_start
+cd "$WS" || exit 1
+
+r() { # r ARGS... : run the client, capture stdout/stderr/rc
+	"$C" "$@" >"$tmp/out" 2>"$tmp/err"
+	RC=$?
+	OUT=$(cat "$tmp/out"; echo x); OUT=${OUT%x}
+	ERR=$(cat "$tmp/err"; echo x); ERR=${ERR%x}
+}
+
+r run -- true
+check_eq "run: true exits 0" "$RC" 0
+check_eq "run: true prints nothing" "$OUT$ERR" ""
+r run -- 'echo out; echo err >&2; exit 3'
+check_eq "run: exit 3 is passed through" "$RC" 3
+check_eq "run: stdout goes to stdout" "$OUT" $'out\n'
+check_eq "run: stderr goes to stderr" "$ERR" $'err\n'
+r run -- exit 255
+check_eq "run: exit 255 is passed through" "$RC" 255
+r run -- echo a   b "c  d"
+check_eq "run: words after -- are joined by single spaces (as ssh)" "$OUT" $'a b c d\n'
+r run -- 'printf "%s\n" "$((6*7))" "$0"'
+check_eq "run: the text is run by bash -c inside the sandbox" "$OUT" $'42\nbash\n'
+r run -- pwd
+check_eq "run: cwd defaults to the client's working directory" "$OUT" "$WS"$'\n'
+mkdir -p "$WS/sub dir"
+r run --cwd "$WS/sub dir" -- pwd
+check_eq "run: --cwd" "$OUT" "$WS/sub dir"$'\n'
+(cd "$WS/sub dir" && "$C" run -- pwd >"$tmp/o2" 2>&1)
+check_eq "run: cwd follows the client's own cwd" "$(cat "$tmp/o2")" "$WS/sub dir"
+printf 'line1\nzwei é\n' | "$C" run --stdin -- 'cat; echo end' >"$tmp/out"
+check_eq "run: --stdin is the command's stdin" "$(cat "$tmp/out")" $'line1\nzwei é\nend'
+echo "not sent" | "$C" run -- 'cat; echo eof' >"$tmp/out"
+check_eq "run: without --stdin the command's stdin is empty" "$(cat "$tmp/out")" "eof"
+r run --env GREETING=hello -- 'echo "$GREETING"'
+check_eq "run: --env NAME=VALUE reaches the command" "$OUT" $'hello\n'
+r run -- 'printf "\0a\0"; printf "é✓\n"'
+check_eq "run: NUL bytes and UTF-8 in output survive" "$(od -An -c "$tmp/out" | tr -s ' ')" \
+	"$(printf '\0a\0é✓\n' | od -An -c | tr -s ' ')"
+r run -- 'kill -KILL $$'
+check_eq "run: killed by SIGKILL exits 137 (128+9)" "$RC" 137
+r run -- 'kill -TERM $$'
+check_eq "run: killed by SIGTERM exits 143 (128+15)" "$RC" 143
+start=$(date +%s)
+r run --timeout 1 -- 'echo started; sleep 30'
+check_eq "run: timeout exits 124" "$RC" 124
+check "run: ... within a few seconds" test $(( $(date +%s) - start )) -le 5
+r run --profile nosuchprofile -- true
+check_eq "run: unknown profile exits 125" "$RC" 125
+check "run: ... with the daemon's message on one line" \
+	bash -c "[ \"\$(wc -l <'$tmp/err')\" = 1 ] && grep -q \"^sharness-client: .*nosuchprofile.*(HTTP 404\" '$tmp/err'"
+r run --cwd /nonexistent-dir -- true
+check_eq "run: cwd outside the workspaces exits 125" "$RC" 125
+check "run: ... with a message" grep -q '^sharness-client: .*(HTTP 4' "$tmp/err"
+r run --env PATH=/tmp -- true
+check_eq "run: a dangerous env name is refused with 125" "$RC" 125
+check "run: ... naming the key" grep -q 'PATH' "$tmp/err"
+r run -- 'echo $SHARNESS_KEY $SHARNESS_CERT'
+check_eq "run: the client's own environment does not reach the command" "$OUT" $'\n'
+
+# Certificates
+r --ca "$T/certs/app.pem" run -- true
+check_eq "run: a CA that did not sign the server exits 125" "$RC" 125
+check "run: ... saying the server certificate failed verification" grep -q "certificate failed verification" "$tmp/err"
+"$root/certs/mkcerts" "$tmp/rogue" >/dev/null 2>&1
+r --cert "$tmp/rogue/app.pem" --key "$tmp/rogue/app.key" run -- true
+check_eq "run: a client certificate from another CA exits 125" "$RC" 125
+check "run: ... in one clear line" bash -c "[ \"\$(wc -l <'$tmp/err')\" = 1 ] && grep -q '^sharness-client: ' '$tmp/err'"
+port=${SHARNESS_URL##*:}
+r --url "https://localhost:$port" run -- echo by-name
+check_eq "run: https://localhost:PORT verifies the DNS SAN" "$OUT$RC" $'by-name\n0'
+
+# strace: the messenger never forks or execs, even with a command that does.
+strace -f -qq -e trace=execve,execveat,clone,clone3,fork,vfork -o "$tmp/st" "$C" run -- 'sh -c "echo child"; (echo sub)' >"$tmp/out" 2>&1
+check_eq "run under strace: output arrives" "$(cat "$tmp/out")" $'child\nsub'
+check_eq "run under strace: exactly one execve (its own), no clone/fork" \
+	"$(grep -cE 'execve' "$tmp/st") $(grep -cE 'clone|fork' "$tmp/st")" "1 0"
+
+# Reading commands
+r profiles
+check_eq "profiles: exit 0" "$RC" 0
+check "profiles: readable list names analyse with its policy hash" bash -c "grep -q '^analyse ' '$tmp/out' && grep -q 'policy sha256:' '$tmp/out'"
+r profiles --json
+check_eq "profiles --json: the daemon's JSON" "$(jq -r '[.profiles[].name] | index("analyse") != null' "$tmp/out")" true
+api GET /v0/profiles
+check_eq "profiles --json equals GET /v0/profiles" "$(jq -cS . "$tmp/out")" "$(jq -cS . <<<"$BODY")"
+r policy
+check "policy: exit 0 with an indented policy_hash" bash -c "[ $RC = 0 ] && grep -q '^  \"policy_hash\": \"sha256:' '$tmp/out'"
+r policy --json
+check_eq "policy --json: one line of JSON with policy_hash" "$(jq -r '.policy_hash | startswith("sha256:")' "$tmp/out")" true
+r approvals
+check_eq "approvals: exit 0" "$RC" 0
+r approvals --json
+check "approvals --json: JSON" jq -e . "$tmp/out"
+
+# Approval flow for the admin profile (SPEC §9), person certificate decides.
+P=(--cert "$T/certs/person.pem" --key "$T/certs/person.key")
+"$C" run --profile admin -- 'echo approved-run' >"$tmp/adm.out" 2>"$tmp/adm.err" &
+apid=$!
+id=""
+for _ in $(seq 1 50); do
+	id=$("$C" "${P[@]}" approvals --json 2>/dev/null | jq -r '(.approvals // .)[] | select(.cmd == "echo approved-run") | .id' 2>/dev/null | head -1)
+	[ -n "$id" ] && break
+	sleep 0.1
+done
+check "approvals: a pending admin run is listed" test -n "$id"
+"$C" "${P[@]}" approvals >"$tmp/list" 2>&1
+check "approvals: the readable list shows its id and cmd" bash -c "grep -q '^$id ' '$tmp/list' && grep -q 'cmd echo approved-run' '$tmp/list'"
+r approve "$id"
+check_eq "approve with an app certificate is refused (125)" "$RC" 125
+check "approve: ... with the daemon's 403 message" grep -q '(HTTP 403' "$tmp/err"
+r "${P[@]}" approve "$id"
+check_eq "approve with a person certificate" "$OUT$RC" "approved $id"$'\n0'
+wait "$apid"; arc=$?
+check_eq "approved run: exits 0 with its output" "$(cat "$tmp/adm.out") $arc" "approved-run 0"
+"$C" run --profile admin -- 'echo denied-run' >"$tmp/adm.out" 2>"$tmp/adm.err" &
+apid=$!
+id=""
+for _ in $(seq 1 50); do
+	id=$("$C" "${P[@]}" approvals --json 2>/dev/null | jq -r '(.approvals // .)[] | select(.cmd == "echo denied-run") | .id' 2>/dev/null | head -1)
+	[ -n "$id" ] && break
+	sleep 0.1
+done
+r "${P[@]}" deny "$id" --json
+check_eq "deny --json: exit 0" "$RC" 0
+wait "$apid"; arc=$?
+check_eq "denied run: exits 125 without running" "$arc $(cat "$tmp/adm.out")" "125 "
+check "denied run: one line naming the refusal (HTTP 403)" grep -q '^sharness-client: .*(HTTP 403' "$tmp/adm.err"
+r "${P[@]}" approve "$id"
+check_eq "approve of an already-decided id exits 125" "$RC" 125

@@ -1,0 +1,188 @@
+#!/bin/bash
+# hook.sh - `sharness-client hook claude` (and codex/gemini/cursor): hostile
+# command texts are rewritten to a `sharness-client run` that bash turns back
+# into exactly the original text; siblings of tool_input survive; other tools
+# and already-routed commands are left alone; then, against the real daemon,
+# the rewritten command gives the same output and exit code as the original
+# sent straight through the client, and as local bash for commands that do
+# not depend on the environment.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+C=$root/build/sharness-client
+SELF=$(readlink -f "$C")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hook-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# The hostile set: every quoting construct bash has, plus bytes that survive
+# JSON (no NUL).  Each entry is one command text.
+cmds=()
+cmds+=("echo hi")
+cmds+=("printf '%s\n' \"it's\" 'a\"b' '\$HOME' \"\\\$x\" && echo \"\`echo bq\`\" \$(echo sub)")
+cmds+=($'cat <<\'EOF\'\n$HOME `id` $(id) \'q\' "d" \\\nEOF\necho after')
+cmds+=($'cat <<EOF\nx=$((6*7)) \'$(printf %s y)\'\nEOF')
+cmds+=($'printf "%s|" \'\'\\\'\'\' "\'"\'"\'"\'" ; echo')
+cmds+=("echo 'é ✓ 日本語 🚀' | wc -c")
+cmds+=($'printf \'tab\\there\\r\\n\'; printf \'%s\\n\' "\x01\x1f\x7f"')
+cmds+=("echo trailing backslash \\\\")
+cmds+=("   echo leading and trailing spaces   ")
+cmds+=("echo a  b   c; echo *nomatch* ~nouser [x] {a,b} !x")
+cmds+=("x=1; echo \$x; echo \${x:-d} \${#x}; (echo sub); { echo grp; }")
+cmds+=("echo '\\'' literal; echo \"'\\''\"")
+cmds+=("sharness-client run -- echo not really routed; echo tail")
+cmds+=("false || echo or; exit 7")
+cmds+=("echo out; echo err >&2")
+cmds+=("$(printf 'echo %s\n' $(seq 1 300))")
+
+json_for() { # json_for CMD [TIMEOUT_MS]
+	if [ $# -ge 2 ]; then
+		jq -n --arg c "$1" --argjson t "$2" \
+			'{session_id:"s",hook_event_name:"PreToolUse",tool_name:"Bash",tool_input:{command:$c,description:"d",timeout:$t,run_in_background:false,future_field:{"x":[1,2]}},tool_use_id:"t1"}'
+	else
+		jq -n --arg c "$1" '{hook_event_name:"PreToolUse",tool_name:"Bash",tool_input:{command:$c}}'
+	fi
+}
+
+# decode NEW: check the prefix is SELF run ... and let bash parse the rest;
+# prints the words after "--" joined by single spaces, as `run` does.
+decode() {
+	local new=$1 rest
+	case $new in "$SELF run "*) ;; *) echo "BAD PREFIX"; return 1;; esac
+	rest=${new#"$SELF run "}
+	local -a w
+	eval "w=( $rest )" || return 1
+	local i
+	for ((i = 0; i < ${#w[@]}; i++)); do [ "${w[i]}" = "--" ] && break; done
+	local -a after=("${w[@]:i+1}")
+	local IFS=' '
+	printf '%s' "${after[*]}"
+}
+
+n=0
+for c in "${cmds[@]}"; do
+	n=$((n + 1))
+	json_for "$c" 120000 >"$tmp/in.json"
+	"$C" hook claude <"$tmp/in.json" >"$tmp/out.json" 2>"$tmp/err"; rc=$?
+	new=$(jq -r '.hookSpecificOutput.updatedInput.command' "$tmp/out.json" 2>/dev/null)
+	got=$(decode "$new"; echo x); got=${got%x}
+	if [ "$rc" = 0 ] && [ "$got" == "$c" ] && [ ! -s "$tmp/err" ]; then
+		ok "hook: hostile command $n round-trips byte for byte"
+	else
+		not_ok "hook: hostile command $n round-trips byte for byte"
+		echo "# rc=$rc new=$(printf %q "$new")"; echo "# got=$(printf %q "$got")"
+	fi
+	printf '%s' "$new" >"$tmp/new.$n"
+	# idempotent: the rewritten call goes through untouched
+	jq --arg n "$new" '.tool_input.command = $n' "$tmp/in.json" | "$C" hook claude >"$tmp/again" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ] && [ ! -s "$tmp/again" ]; then ok "hook: command $n rewritten twice is left alone"
+	else not_ok "hook: command $n rewritten twice is left alone"; sed 's/^/# /' "$tmp/again"; fi
+done
+
+# Shape of the reply for Claude Code (ecosystem.md §3.2).
+json_for "npm test" 120000 | "$C" hook claude --profile build >"$tmp/out.json"
+check_eq "hook: the whole stdout is one JSON line" "$(wc -l <"$tmp/out.json")" 1
+check_eq "hook: hookEventName PreToolUse" "$(jq -r .hookSpecificOutput.hookEventName "$tmp/out.json")" PreToolUse
+check_eq "hook: permissionDecision allow" "$(jq -r .hookSpecificOutput.permissionDecision "$tmp/out.json")" allow
+check_eq "hook: updatedInput keeps every sibling of command" \
+	"$(jq -c '.hookSpecificOutput.updatedInput | del(.command)' "$tmp/out.json")" \
+	'{"description":"d","timeout":120000,"run_in_background":false,"future_field":{"x":[1,2]}}'
+check_eq "hook: --profile and timeout ms -> --timeout s" \
+	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --profile build --timeout 120 -- 'npm test'"
+json_for "true" 1500 | "$C" hook claude >"$tmp/out.json"
+check_eq "hook: timeout 1500 ms rounds up to 2 s" \
+	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --timeout 2 -- 'true'"
+json_for "true" | "$C" hook claude >"$tmp/out.json"
+check_eq "hook: no timeout, no profile" "$(jq -c .hookSpecificOutput.updatedInput "$tmp/out.json")" \
+	"$(jq -cn --arg c "$SELF run -- 'true'" '{command:$c}')"
+json_for "true" | "$C" hook claude --ask >"$tmp/out.json"
+check_eq "hook: --ask leaves the permission decision to the agent" \
+	"$(jq -c '.hookSpecificOutput | has("permissionDecision")' "$tmp/out.json")" false
+json_for "true" | "$C" --url https://127.0.0.1:7443 --ca "/tmp/my ca.pem" hook claude >"$tmp/out.json"
+check_eq "hook: explicit --url/--ca are passed on, quoted" \
+	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" \
+	"$SELF run --url https://127.0.0.1:7443 --ca '/tmp/my ca.pem' -- 'true'"
+
+# Other tools, lookalikes, bad input.
+for tool in Read Write Edit Glob Grep WebFetch Task mcp__x__run_command; do
+	jq -n --arg t "$tool" '{tool_name:$t,tool_input:{command:"rm -rf /",file_path:"/x"}}' | "$C" hook claude >"$tmp/o" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ] && [ ! -s "$tmp/o" ]; then ok "hook: tool $tool is left alone"; else not_ok "hook: tool $tool is left alone"; fi
+done
+for c in "sharness-client run -- ls; rm -rf ~" "./sharness-client run -- ls" "$SELF run -- ls && id" \
+	"$SELF run -- \$(id)" "$SELF profiles" "$SELF run ls" "$SELF"$'\n'"id"; do
+	json_for "$c" | "$C" hook claude >"$tmp/out.json"
+	new=$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")
+	got=$(decode "$new"; echo x); got=${got%x}
+	check_eq "hook: lookalike $(printf %q "$c") is wrapped, not trusted" "$got" "$c"
+done
+echo '{"tool_name":"Bash","tool_input":' | "$C" hook claude >"$tmp/o" 2>"$tmp/err"; rc=$?
+check_eq "hook: unparsable input blocks (exit 2)" "$rc" 2
+check "hook: ... with nothing on stdout" test ! -s "$tmp/o"
+check "hook: ... and a reason on stderr" grep -q "blocked instead of running outside the sandbox" "$tmp/err"
+echo '{"tool_name":"Bash","tool_input":{"command":42}}' | "$C" hook claude >"$tmp/o" 2>/dev/null
+check_eq "hook: a Bash call without a string command blocks (exit 2)" "$?" 2
+"$C" hook nosuchagent </dev/null 2>/dev/null; check_eq "hook: unknown agent exits 2" "$?" 2
+
+# Other agents' envelopes (ecosystem.md §3.4).
+jq -n '{hook_event_name:"PreToolUse",tool_name:"Bash",tool_input:{command:"ls -l"}}' | "$C" hook codex --ask >"$tmp/o"
+check_eq "hook codex: Claude-style output with permissionDecision allow (required by Codex)" \
+	"$(jq -c '[.hookSpecificOutput.permissionDecision, .hookSpecificOutput.updatedInput.command]' "$tmp/o")" \
+	"$(jq -cn --arg c "$SELF run -- 'ls -l'" '["allow",$c]')"
+jq -n '{hook_event_name:"BeforeTool",tool_name:"run_shell_command",tool_input:{command:"ls -l",description:"x"}}' |
+	"$C" hook gemini >"$tmp/o"
+check_eq "hook gemini: decision allow + hookSpecificOutput.tool_input.command" \
+	"$(jq -c '[.decision, .hookSpecificOutput.tool_input.command]' "$tmp/o")" \
+	"$(jq -cn --arg c "$SELF run -- 'ls -l'" '["allow",$c]')"
+jq -n '{tool_name:"read_file",tool_input:{path:"x"}}' | "$C" hook gemini >"$tmp/o"
+check "hook gemini: other tools left alone" test ! -s "$tmp/o"
+jq -n '{hook_event_name:"preToolUse",tool_name:"Shell",tool_input:{command:"ls -l"}}' | "$C" hook cursor >"$tmp/o"
+check_eq "hook cursor: permission allow + updated_input.command" \
+	"$(jq -c '[.continue, .permission, .updated_input.command]' "$tmp/o")" \
+	"$(jq -cn --arg c "$SELF run -- 'ls -l'" '[true,"allow",$c]')"
+
+# The settings.json entry documented in docs/client.md is valid JSON and
+# names this subcommand.
+if [ -f "$root/docs/client.md" ]; then
+	awk '/<!-- settings.json -->/{f=1;next} f&&/^```json/{g=1;next} g&&/^```/{exit} g' "$root/docs/client.md" >"$tmp/settings.json"
+	check_eq "docs: the settings.json hook entry parses and runs 'hook claude'" \
+		"$(jq -r '.hooks.PreToolUse[0] | .matcher + " " + .hooks[0].command' "$tmp/settings.json" 2>&1)" \
+		"Bash /usr/local/bin/sharness-client hook claude"
+fi
+
+# ---- against the real daemon ---------------------------------------------
+e2e_start
+cd "$WS" || exit 1
+n=0
+for c in "${cmds[@]}"; do
+	n=$((n + 1))
+	new=$(cat "$tmp/new.$n")
+	bash -c "$new" >"$tmp/h.out" 2>"$tmp/h.err"; hrc=$?
+	"$C" run -- "$c" >"$tmp/d.out" 2>"$tmp/d.err"; drc=$?
+	if [ "$hrc" != 125 ] && [ "$hrc" = "$drc" ] && cmp -s "$tmp/h.out" "$tmp/d.out" && cmp -s "$tmp/h.err" "$tmp/d.err"; then
+		ok "hook+daemon: command $n via the rewritten call = via the client directly (exit $hrc)"
+	else
+		not_ok "hook+daemon: command $n via the rewritten call = via the client directly"
+		echo "# hook rc=$hrc direct rc=$drc"; head -c 300 "$tmp/h.err" | sed 's/^/# /'
+	fi
+done
+# Environment-independent commands: the sandbox prints what local bash prints,
+# so the text that arrived is the text the agent wrote.
+for n in 2 3 4 5 6 7 8 9 11 12 14 15 16; do
+	c=${cmds[n - 1]}
+	bash -c "$(cat "$tmp/new.$n")" >"$tmp/h.out" 2>"$tmp/h.err"; hrc=$?
+	(cd "$tmp" && bash -c "$c") >"$tmp/l.out" 2>"$tmp/l.err"; lrc=$?
+	if [ "$hrc" = "$lrc" ] && cmp -s "$tmp/h.out" "$tmp/l.out" && cmp -s "$tmp/h.err" "$tmp/l.err"; then
+		ok "hook+daemon: command $n in the sandbox prints what local bash prints"
+	else
+		not_ok "hook+daemon: command $n in the sandbox prints what local bash prints"
+		echo "# sandbox rc=$hrc local rc=$lrc"; diff "$tmp/h.out" "$tmp/l.out" | head -5 | sed 's/^/# /'
+	fi
+done
+# Timeout mapping reaches the daemon: a 1000 ms tool timeout kills sleep.
+json_for "sleep 30" 1000 | "$C" hook claude >"$tmp/out.json"
+start=$(date +%s)
+bash -c "$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" >/dev/null 2>&1; rc=$?
+check_eq "hook+daemon: the mapped --timeout 1 kills 'sleep 30' (exit 124)" "$rc" 124
+check "hook+daemon: ... within a few seconds" test $(( $(date +%s) - start )) -le 5

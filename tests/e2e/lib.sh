@@ -1,0 +1,119 @@
+# tests/e2e/lib.sh - the end-to-end harness, sourced by every tests/e2e/*.sh.
+#
+#   e2e_start [CONFIG_JSON_FRAGMENT]   throwaway CA and certs in $T/certs, a workspace $WS,
+#                                      the real daemon on a free loopback port; exports
+#                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app)
+#   api METHOD PATH [BODY] [ROLE]      curl with ROLE's certificate (default app);
+#                                      sets $STATUS and $BODY
+#   run_cmd CMD [PROFILE]              POST /v0/run {"cmd":CMD}; sets $STATUS $BODY
+#   jf FIELD                           jq -r FIELD of $BODY
+#   ok / not_ok / check / check_eq     print TAP-like lines the runner counts
+#   e2e_stop                           stop the daemon (runs at exit anyway)
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SHARNESSD=${SHARNESSD:-$ROOT/build/sharnessd}
+CLIENT=${CLIENT:-$ROOT/build/sharness-client}
+T=$(mktemp -d /tmp/sharness-e2e.XXXXXX)
+chmod 755 "$T"
+DAEMON_PID=
+E2E_FAILED=0
+
+ok() { echo "ok - $*"; }
+not_ok() {
+	local d=$1; shift
+	echo "not ok - $d"
+	[ $# -gt 0 ] && printf '#   %s\n' "$@"
+	E2E_FAILED=1
+	return 0
+}
+check() { # DESC CMD... : ok when CMD exits 0
+	local d=$1; shift
+	if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d" "command failed: $*" "body: ${BODY:-}"; fi
+}
+check_eq() { # DESC GOT EXPECTED
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:      $2" "expected: $3"; fi
+}
+check_match() { # DESC GOT REGEX
+	if [[ "$2" =~ $3 ]]; then ok "$1"; else not_ok "$1" "got:      $2" "expected to match: $3"; fi
+}
+jf() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+e2e_config() { # extra JSON fragment merged into the config
+	local extra=${1:-"{}"}
+	jq -n --arg port "$PORT" --arg t "$T" --arg ws "$WS" --argjson extra "$extra" '{
+		listen: ("127.0.0.1:" + $port),
+		tls: {ca: ($t + "/certs/ca.pem"), cert: ($t + "/certs/server.pem"), key: ($t + "/certs/server.key")},
+		profiles_dir: ($t + "/profiles"),
+		workspaces: [$ws],
+		uid_range: {first: 1900000000, count: 4096},
+		max_runs: 8,
+		secrets_file: null,
+		audit_log: ($t + "/audit.log"),
+		state_dir: ($t + "/state")
+	} * $extra' >"$T/sharnessd.json"
+}
+
+e2e_start() {
+	PORT=$(free_port)
+	WS=$T/ws
+	mkdir -p "$WS/src" "$T/profiles"
+	printf 'hello from the workspace\n' >"$WS/hello.txt"
+	printf 'int main(void) { return 0; } // TODO: write it\n' >"$WS/src/main.c"
+	cp "$ROOT"/profiles/*.json "$T/profiles/"
+	[ -n "${E2E_PROFILES:-}" ] && cp $E2E_PROFILES "$T/profiles/"
+	"$ROOT/certs/mkcerts" "$T/certs" >/dev/null
+	e2e_config "${1:-}"
+	"$SHARNESSD" --config "$T/sharnessd.json" >"$T/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		grep -q 'listening on' "$T/daemon.log" 2>/dev/null && break
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q 'listening on' "$T/daemon.log"; then
+		not_ok "daemon starts" "$(cat "$T/daemon.log")"
+		exit 1
+	fi
+	export SHARNESS_URL=https://127.0.0.1:$PORT
+	export SHARNESS_CA=$T/certs/ca.pem SHARNESS_CERT=$T/certs/app.pem SHARNESS_KEY=$T/certs/app.key
+}
+
+e2e_stop() {
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -TERM "$DAEMON_PID"
+		for _ in $(seq 1 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	DAEMON_PID=
+}
+
+e2e_cleanup() {
+	e2e_stop
+	if [ "$E2E_FAILED" != 0 ] && [ -f "$T/daemon.log" ]; then
+		echo "# daemon log (last 30 lines):"
+		tail -30 "$T/daemon.log" | sed 's/^/#   /'
+	fi
+	umount -R "$T"/state/root 2>/dev/null
+	rm -rf "$T"
+}
+trap e2e_cleanup EXIT
+
+api() { # METHOD PATH [BODY] [ROLE]
+	local method=$1 path=$2 body=${3:-} role=${4:-app}
+	local args=(-s -o "$T/body" -w '%{http_code}' --cacert "$T/certs/ca.pem" -X "$method")
+	[ "$role" != none ] && args+=(--cert "$T/certs/$role.pem" --key "$T/certs/$role.key")
+	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+	STATUS=$(curl "${args[@]}" "https://127.0.0.1:$PORT$path")
+	BODY=$(cat "$T/body" 2>/dev/null)
+}
+
+run_cmd() { # CMD [PROFILE] [EXTRA_JSON]
+	local body
+	body=$(jq -nc --arg cmd "$1" --arg p "${2:-analyse}" --argjson x "${3:-{\}}" '{cmd: $cmd, profile: $p} + $x')
+	api POST /v0/run "$body"
+}
