@@ -14,7 +14,7 @@ WARN    := -std=gnu17 -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototy
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
            -fcf-protection -fPIE
 OPT     ?= -O2 -g
-CFLAGS  += $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP -Idaemon
+CFLAGS  += $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP -iquote daemon
 LDFLAGS += -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LIBS    := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
 

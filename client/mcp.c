@@ -219,22 +219,41 @@ static void handle(const struct conf *c, const char *profile, json_t *m)
 	}
 }
 
+/* Reads one line into b (without the newline).  Returns 1 line read, 0 EOF,
+ * -1 line longer than b->max (the rest of it is skipped).  getline() would
+ * grow without bound on a line with no newline. */
+static int read_line(struct buf *b)
+{
+	int ch, over = 0;
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+	while ((ch = getchar_unlocked()) != EOF && ch != '\n') {
+		char c = (char)ch;
+		if (!over && buf_append(b, &c, 1) < 0)
+			over = 1;
+	}
+	if (over)
+		return -1;
+	return ch == EOF && b->len == 0 ? 0 : 1;
+}
+
 int mcp_main(const struct conf *c, const char *profile)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-			line[--n] = '\0';
-		if (n == 0)
-			continue;
-		if ((size_t)n > MCP_MAX_LINE) {
+	struct buf line = {.max = MCP_MAX_LINE};
+	int r;
+	while ((r = read_line(&line)) != 0) {
+		if (r < 0) {
 			send_error(NULL, -32600, "message too large");
 			continue;
 		}
+		size_t n = line.len;
+		while (n > 0 && line.data[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			continue;
 		json_error_t je;
-		json_t *m = json_loadb(line, (size_t)n, 0, &je);
+		json_t *m = json_loadb(line.data, n, 0, &je);
 		if (!m) {
 			char msg[300];
 			snprintf(msg, sizeof msg, "parse error: %s", je.text);
@@ -251,6 +270,6 @@ int mcp_main(const struct conf *c, const char *profile)
 		}
 		json_decref(m);
 	}
-	free(line);
+	buf_free(&line);
 	return ferror(stdin) ? 1 : 0;
 }

@@ -233,8 +233,7 @@ int main(int argc, char **argv)
 
 	struct config cfg;
 	struct profile_set profiles = {0};
-	if (config_defaults(&cfg, err, sizeof(err)) < 0 ||
-	    (config_path && config_load(config_path, &cfg, err, sizeof(err)) < 0))
+	if ((config_path ? config_load(config_path, &cfg, err, sizeof(err)) : config_defaults(&cfg, err, sizeof(err))) < 0)
 		log_fatal("%s", err);
 	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);

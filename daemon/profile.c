@@ -99,8 +99,7 @@ static const char *const dangerous_exact[] = {
 	"NODE_REPL_EXTERNAL_MODULE", "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT",
 	"RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
 	/* git: config injection runs programs (core.fsmonitor, core.pager, ...) */
-	"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL",
-	"GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
+	"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
 	"GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_DIR", "GIT_WORK_TREE",
 	/* other tools that run a program named in a variable */
 	"SSH_ASKPASS", "SUDO_ASKPASS", "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER",
@@ -110,8 +109,7 @@ static const char *const dangerous_prefix[] = {
 	"LD_",             /* ld.so(8): LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ... */
 	"BASH_FUNC_",      /* exported bash functions */
 	"DYLD_",           /* the same idea elsewhere; never meaningful here */
-	"GIT_CONFIG_KEY_", /* git(1): GIT_CONFIG_KEY_<n>/VALUE_<n> */
-	"GIT_CONFIG_VALUE_",
+	"GIT_CONFIG",      /* git(1): GIT_CONFIG, _PARAMETERS, _COUNT, _KEY_<n>, _VALUE_<n>, _GLOBAL, ... */
 	"SHARNESS_",       /* reserved for the sandbox's own use */
 	NULL};
 

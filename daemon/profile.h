@@ -86,7 +86,7 @@ bool profile_env_name_valid(const char *name);
  * the sandbox's own (PATH, HOME, *_PROXY), shell hooks (IFS, ENV, BASH_ENV, ...),
  * loader and libc hooks (LD_*, GCONV_PATH, GLIBC_TUNABLES, ...), language
  * runtime hooks (PYTHONSTARTUP, NODE_OPTIONS, PERL5OPT, RUBYOPT, ...), git
- * config injection (GIT_CONFIG_*, GIT_SSH_COMMAND, ...) and SHARNESS_*.
+ * config injection (GIT_CONFIG*, GIT_SSH_COMMAND, ...) and SHARNESS_*.
  * NULL counts as dangerous. */
 bool profile_env_name_dangerous(const char *name);
 

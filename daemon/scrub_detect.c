@@ -267,7 +267,7 @@ static int v_telegram(const struct scrub_rule *r, const struct scrub_window *w, 
 {
 	int open;
 	size_t back = run_back(w, at, CLS_DIGIT, 10), n;
-	if (back < 8 || back > 10 || !left_ok(w, at - back, CLS_W))
+	if (back < 8 || back > 10) /* "bot123:AA.." in API URLs: letters may precede */
 		return 0;
 	n = run_len(w, at + alen, CLS_B64U, 33, &open);
 	if (open || n != 33)
@@ -501,7 +501,8 @@ static int secret_value(const unsigned char *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned c = v[i];
 		if (c == '(' || c == ')' || c == ';' || c == '"' || c == '\'' || c == '>' || c == '\\' ||
-		    c == ',' || c == '`' || c < 0x20 || c >= 0x7f)
+		    c == ',' || c == '`' || c == '[' || c == ']' || c == '{' || c == '}' || c == '|' ||
+		    c < 0x20 || c >= 0x7f)
 			return 0; /* code, or a quoted list, not a value */
 		lo |= is_low(c);
 		up |= is_up(c);
@@ -509,8 +510,8 @@ static int secret_value(const unsigned char *v, size_t n)
 		sym |= !is_aln(c) && c != '_' && c != '-' && c != '.';
 		distinct += !seen[c]++;
 	}
-	if (!dg && !sym)
-		return 0; /* an identifier: `self.password = password_field` */
+	if (!dg && !sym && !(lo && up && distinct >= 10 && !memchr(v, '_', n) && !memchr(v, '.', n)))
+		return 0; /* an identifier: `self.password = password_field`, `x.Token` */
 	if (!lo && !up && !sym)
 		return 0; /* a number */
 	return distinct >= 5;
@@ -551,8 +552,8 @@ static int v_assign(const struct scrub_rule *r, const struct scrub_window *w, si
 		return 0;
 	if (b[i] == ':' && i + 1 < w->len && b[i + 1] == '=')
 		i++;
-	if (b[i] != '=' && b[i] != ':')
-		return 0;
+	if ((b[i] != '=' && b[i] != ':') || (b[i] == ':' && i + 1 < w->len && b[i + 1] == ':'))
+		return 0; /* C++ `AsmToken::Kind` is a scope, not an assignment */
 	i++;
 	while (i < w->len && (b[i] == ' ' || b[i] == '\t') && i - ne < 16)
 		i++;
@@ -601,7 +602,8 @@ static int v_authz(const struct scrub_rule *r, const struct scrub_window *w, siz
 		i = ws; /* no scheme: the whole value is the credential */
 	}
 	vs = i;
-	while (i < w->len && i - vs <= 4096 && b[i] > ' ' && b[i] < 0x7f && b[i] != '"' && b[i] != '\'')
+	while (i < w->len && i - vs <= 4096 && b[i] > ' ' && b[i] < 0x7f && b[i] != '"' && b[i] != '\'' &&
+	       b[i] != '\\') /* a JSON escape ends it here; the decoded view sees the rest */
 		i++;
 	if (i == w->len && !w->eof)
 		return 0;

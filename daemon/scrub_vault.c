@@ -1,8 +1,7 @@
 /*
- * scrub_vault.c - vault keys and their encodings (SPEC §7, research E.2).
+ * scrub_vault.c - vault keys and their encodings  (SPEC §7, research E.2).
  *
- * Every secret becomes up to 14 literal needles: raw, JSON-escaped, percent
- * (both hex cases), hex (both cases), base64 and base64url at the three byte
+ * Every secret becomes up to 9 literal needles: raw, hex (both cases), base64 and base64url at the three byte
  * alignments a secret can have inside a longer encoded text.  The prefilter
  * matches them all at once, so 1,000 keys cost the stream nothing extra.
  *
@@ -92,51 +91,6 @@ static size_t enc_hex(const unsigned char *in, size_t n, unsigned char *out, con
 	return 2 * n;
 }
 
-static int unreserved(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-	       c == '.' || c == '_' || c == '~';
-}
-
-static size_t enc_percent(const unsigned char *in, size_t n, unsigned char *out, const char *digits)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (unreserved(in[i])) {
-			out[o++] = in[i];
-		} else {
-			out[o++] = '%';
-			out[o++] = (unsigned char)digits[in[i] >> 4];
-			out[o++] = (unsigned char)digits[in[i] & 15];
-		}
-	}
-	return o;
-}
-
-static size_t enc_json(const unsigned char *in, size_t n, unsigned char *out)
-{
-	static const char hx[] = "0123456789abcdef";
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = in[i];
-		if (c == '"' || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = c;
-		} else if (c == '\n' || c == '\r' || c == '\t') {
-			out[o++] = '\\';
-			out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
-		} else if (c < 0x20) {
-			memcpy(out + o, "\\u00", 4);
-			out[o + 4] = (unsigned char)hx[c >> 4];
-			out[o + 5] = (unsigned char)hx[c & 15];
-			o += 6;
-		} else {
-			out[o++] = c;
-		}
-	}
-	return o;
-}
-
 /* base64 of (k zero bytes + in), without padding, with the characters that
  * depend on the unknown neighbouring bytes cut off both ends: at alignment 1
  * the first 2 characters mix in the previous byte, at alignment 2 the first
@@ -167,7 +121,6 @@ static size_t enc_b64(const unsigned char *in, size_t n, int k, int url, unsigne
 int scrub_vault_add(struct scrub_vault *v, const unsigned char *val, size_t n)
 {
 	unsigned char *tmp;
-	size_t m;
 	int rc = -1;
 	if (n < SCRUB_VAULT_MIN_LEN || n > SCRUB_VAULT_MAX_LEN) {
 		errno = EINVAL;
@@ -182,15 +135,9 @@ int scrub_vault_add(struct scrub_vault *v, const unsigned char *val, size_t n)
 		return -1;
 	if (push(v, val, n, 1) < 0)
 		goto out;
-	m = enc_json(val, n, tmp);
-	if (m != n && push(v, tmp, m, 1) < 0)
-		goto out;
-	m = enc_percent(val, n, tmp, "0123456789ABCDEF");
-	if (m != n && push(v, tmp, m, 1) < 0)
-		goto out;
-	m = enc_percent(val, n, tmp, "0123456789abcdef");
-	if (m != n && push(v, tmp, m, 1) < 0)
-		goto out;
+	/* JSON- and percent-escaped forms are matched by the raw needle in the
+	 * decoded view (scrub_view.c), whichever characters the encoder chose
+	 * to escape; needles for them would only slow the prefilter. */
 	if (push(v, tmp, enc_hex(val, n, tmp, "0123456789abcdef"), 16) < 0 ||
 	    push(v, tmp, enc_hex(val, n, tmp, "0123456789ABCDEF"), 16) < 0)
 		goto out;

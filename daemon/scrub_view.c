@@ -1,5 +1,6 @@
 /*
- * scrub_view.c - the decoded view (ANSI stripped, JSON escapes decoded) the
+ * scrub_view.c - the decoded view (ANSI stripped, JSON and percent escapes
+ * decoded) the
  * secret filter scans in addition to the raw bytes (research D: "ANSI-
  * coloured", "JSON-escaped").
  *
@@ -72,31 +73,74 @@ static size_t json_len(const unsigned char *raw, size_t n, size_t j, unsigned ch
 	}
 }
 
-int scrub_view_needed(const unsigned char *raw, size_t n)
+/* A percent escape at raw[j] ('%') of a printable character: 3, else 0.
+ * Decoding it lets a vault key match however an encoder chose which
+ * characters to escape (encodeURIComponent, Python quote, curl differ). */
+static size_t pct_len(const unsigned char *raw, size_t n, size_t j, unsigned char *out)
 {
-	const unsigned char *p = raw, *end = raw + n;
-	if (memchr(raw, 0x1b, n))
-		return 1;
-	while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
-		unsigned char c;
-		if (json_len(raw, n, (size_t)(p - raw), &c))
-			return 1;
-		p++;
-	}
+	int hi, lo;
+	if (j + 2 >= n || (hi = hexv(raw[j + 1])) < 2 || hi > 7 || (lo = hexv(raw[j + 2])) < 0)
+		return 0;
+	*out = (unsigned char)(hi * 16 + lo);
+	return *out < 0x7f ? 3 : 0;
+}
+
+/* Raw length of the escape at raw[j] and its decoded byte, 0 if none. */
+static size_t esc_len(const unsigned char *raw, size_t n, size_t j, unsigned char *out)
+{
+	if (raw[j] == '\\')
+		return json_len(raw, n, j, out);
+	if (raw[j] == '%')
+		return pct_len(raw, n, j, out);
 	return 0;
 }
 
-size_t scrub_view_build(const unsigned char *raw, size_t n, unsigned char *view, uint32_t *map)
+/* The next trigger at or after p: an ESC, a JSON escape or a percent escape.
+ * cur[] caches the next occurrence of each trigger byte so the window is
+ * scanned by memchr once per byte value, not once per trigger. */
+static size_t next_trigger(const unsigned char *raw, size_t n, size_t p, size_t cur[3])
 {
-	size_t i = 0, o = 0;
-	while (i < n) {
+	static const unsigned char ch[3] = {0x1b, '\\', '%'};
+	for (;;) {
+		size_t best = n;
+		int k = -1;
+		unsigned char c;
+		for (int t = 0; t < 3; t++) {
+			if (cur[t] == (size_t)-1 || cur[t] < p) {
+				const unsigned char *q = memchr(raw + p, ch[t], n - p);
+				cur[t] = q ? (size_t)(q - raw) : n;
+			}
+			if (cur[t] < best) {
+				best = cur[t];
+				k = t;
+			}
+		}
+		if (k < 0)
+			return n;
+		if (k == 0 ? ansi_len(raw, n, best) > 0 : esc_len(raw, n, best, &c) > 0)
+			return best;
+		p = best + 1;
+	}
+}
+
+int scrub_view_needed(const unsigned char *raw, size_t n)
+{
+	size_t cur[3] = {(size_t)-1, (size_t)-1, (size_t)-1};
+	return n > 0 && next_trigger(raw, n, 0, cur) < n;
+}
+
+/* Decode raw[s, e) into the view. */
+static size_t decode(const unsigned char *raw, size_t s, size_t e, unsigned char *view, uint32_t *map, size_t o)
+{
+	size_t i = s;
+	while (i < e) {
 		unsigned char c = raw[i];
 		size_t l;
-		if (c == 0x1b && (l = ansi_len(raw, n, i)) > 0) {
+		if (c == 0x1b && (l = ansi_len(raw, e, i)) > 0) {
 			i += l;
 			continue;
 		}
-		if (c == '\\' && (l = json_len(raw, n, i, &c)) > 0) {
+		if ((c == '\\' || c == '%') && (l = esc_len(raw, e, i, &c)) > 0) {
 			view[o] = c;
 			map[o++] = (uint32_t)i;
 			i += l;
@@ -104,6 +148,33 @@ size_t scrub_view_build(const unsigned char *raw, size_t n, unsigned char *view,
 		}
 		view[o] = c;
 		map[o++] = (uint32_t)i++;
+	}
+	return o;
+}
+
+/* Only the lines holding a JSON or percent escape go into the view (each at
+ * most VIEW_LINE_MAX bytes either side of it; with an ANSI escape, all): scanning the view then costs in proportion to
+ * escaped text, not to the window. */
+#define VIEW_LINE_MAX 8192u
+
+size_t scrub_view_build(const unsigned char *raw, size_t n, unsigned char *view, uint32_t *map)
+{
+	size_t o = 0, done = 0, p = 0, cur[3] = {0, 0, 0};
+	while ((p = next_trigger(raw, n, p, cur)) < n) {
+		size_t lo = p > done + VIEW_LINE_MAX ? p - VIEW_LINE_MAX : done, ls, le;
+		const unsigned char *q = memrchr(raw + lo, '\n', p - lo);
+		size_t lim = n - p < VIEW_LINE_MAX ? n - p : VIEW_LINE_MAX;
+		ls = q ? (size_t)(q - raw) + 1 : lo;
+		if (raw[p] == 0x1b) {
+			/* Colour can split a multi-line token (a PEM block): decode
+			 * the whole window. */
+			o = decode(raw, 0, n, view, map, 0);
+			break;
+		}
+		q = memchr(raw + p, '\n', lim);
+		le = q ? (size_t)(q - raw) + 1 : p + lim;
+		o = decode(raw, ls, le, view, map, o);
+		done = p = le;
 	}
 	map[o] = (uint32_t)n;
 	return o;
@@ -113,7 +184,7 @@ size_t scrub_view_raw_end(const unsigned char *raw, size_t n, const uint32_t *ma
 {
 	size_t j = map[i], l;
 	unsigned char c;
-	if (raw[j] == '\\' && (l = json_len(raw, n, j, &c)) > 0)
+	if ((l = esc_len(raw, n, j, &c)) > 0)
 		return j + l;
 	return j + 1;
 }

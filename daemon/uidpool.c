@@ -1,7 +1,8 @@
 /*
  * uidpool.c - the ephemeral uids of the runs: range checks against every
- * allocator on the host, an in-process allocator (the front runs as `first`,
- * runs take first+1 .. first+count-1), and the crash-recovery sweep that
+ * allocator on the host, an in-process allocator over the uids the caller
+ * gives it (main.c keeps uid_range.first for the front and gives the pool
+ * first+1 ..), and the crash-recovery sweep that
  * kills processes left running under uids of the range.
  *
  * Trust: privileged (launcher only).  It reads root-owned files (/etc/passwd,
@@ -228,7 +229,7 @@ struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errle
 {
 	struct uidpool *p;
 
-	if (count < 2 || count > COUNT_MAX || (uint64_t)first + count - 1 > UINT32_MAX) {
+	if (count < 1 || count > COUNT_MAX || (uint64_t)first + count - 1 > UINT32_MAX) {
 		seterr(err, errlen, "uid_range first=%u count=%u is not a valid range", (unsigned)first, count);
 		errno = EINVAL;
 		return NULL;
@@ -243,7 +244,6 @@ struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errle
 	pthread_mutex_init(&p->lock, NULL);
 	p->first = first;
 	p->count = count;
-	p->next = 1; /* slot 0 is the front's uid */
 	return p;
 }
 
@@ -280,10 +280,10 @@ int uidpool_take(struct uidpool *p, uid_t *out)
 	pthread_mutex_lock(&p->lock);
 	/* Round robin from the last handed-out slot, so a just released uid
 	 * (whose last files or processes may still be settling) comes last. */
-	for (unsigned n = 0; n < p->count - 1; n++) {
+	for (unsigned n = 0; n < p->count; n++) {
 		unsigned s = p->next;
 
-		p->next = p->next + 1 >= p->count ? 1 : p->next + 1;
+		p->next = p->next + 1 >= p->count ? 0 : p->next + 1;
 		if (!bit(p->taken, s) && !bit(p->quarantine, s)) {
 			setbit(p->taken, s, true);
 			*out = p->first + s;
@@ -297,33 +297,33 @@ int uidpool_take(struct uidpool *p, uid_t *out)
 	return rc;
 }
 
-/* Slot of a run uid, or 0 (never a run slot) when uid is not one. */
-static unsigned slot_of(const struct uidpool *p, uid_t uid)
+/* Slot of a pool uid, or -1 when uid is not one of the pool. */
+static long slot_of(const struct uidpool *p, uid_t uid)
 {
-	if (uid <= p->first || (uint64_t)uid - p->first >= p->count)
-		return 0;
-	return (unsigned)(uid - p->first);
+	if (uid < p->first || (uint64_t)uid - p->first >= p->count)
+		return -1;
+	return (long)(uid - p->first);
 }
 
 void uidpool_release(struct uidpool *p, uid_t uid)
 {
-	unsigned s;
+	long s;
 
-	if (!p || !(s = slot_of(p, uid)))
+	if (!p || (s = slot_of(p, uid)) < 0)
 		return;
 	pthread_mutex_lock(&p->lock);
-	setbit(p->taken, s, false);
+	setbit(p->taken, (unsigned)s, false);
 	pthread_mutex_unlock(&p->lock);
 }
 
 void uidpool_quarantine(struct uidpool *p, uid_t uid)
 {
-	unsigned s;
+	long s;
 
-	if (!p || !(s = slot_of(p, uid)))
+	if (!p || (s = slot_of(p, uid)) < 0)
 		return;
 	pthread_mutex_lock(&p->lock);
-	setbit(p->quarantine, s, true);
+	setbit(p->quarantine, (unsigned)s, true);
 	pthread_mutex_unlock(&p->lock);
 }
 

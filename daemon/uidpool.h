@@ -22,6 +22,8 @@ int uidpool_check_range(uid_t first, unsigned count, char *err, size_t errlen);
 int uidpool_check_range_files(uid_t first, unsigned count, const char *passwd, const char *group,
                               const char *subuid, const char *subgid, char *err, size_t errlen);
 
+/* A pool handing out first .. first+count-1 (the caller keeps the front's
+ * uid out of it). */
 struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errlen);
 void uidpool_free(struct uidpool *p);
 

@@ -10,6 +10,7 @@ mkdir -p "$log"
 run_one() { # name, command...
 	local name=$1; shift
 	local out="$log/$name.out" rc
+	mkdir -p "$(dirname "$out")"
 	"$@" >"$out" 2>&1; rc=$?
 	local p f
 	p=$(grep -c '^ok ' "$out"); f=$(grep -c '^not ok ' "$out")

@@ -7,9 +7,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
-C=$root/build/sharness-client
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/client-static.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+C=$CLIENT  # lib.sh: $CLIENT or build/sharness-client
+tmp=$T/client-static  # inside the harness's $T, removed at exit
+mkdir -p "$tmp"
 
 check "client: binary exists" test -x "$C"
 f=$(file -b "$C")

@@ -10,10 +10,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
-C=$root/build/sharness-client
+C=$CLIENT  # lib.sh: $CLIENT or build/sharness-client
 SELF=$(readlink -f "$C")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hook-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tmp=$T/hook-test  # inside the harness's $T, removed at exit
+mkdir -p "$tmp"
 
 # The hostile set: every quoting construct bash has, plus bytes that survive
 # JSON (no NUL).  Each entry is one command text.

@@ -44,12 +44,12 @@ free_port() {
 
 e2e_config() { # extra JSON fragment merged into the config
 	local extra=${1:-"{}"}
-	jq -n --arg port "$PORT" --arg t "$T" --arg ws "$WS" --argjson extra "$extra" '{
+	jq -n --arg port "$PORT" --arg uid_first "$UID_FIRST" --arg t "$T" --arg ws "$WS" --argjson extra "$extra" '{
 		listen: ("127.0.0.1:" + $port),
 		tls: {ca: ($t + "/certs/ca.pem"), cert: ($t + "/certs/server.pem"), key: ($t + "/certs/server.key")},
 		profiles_dir: ($t + "/profiles"),
 		workspaces: [$ws],
-		uid_range: {first: 1900000000, count: 4096},
+		uid_range: {first: ($uid_first|tonumber), count: 4096},
 		max_runs: 8,
 		secrets_file: null,
 		audit_log: ($t + "/audit.log"),
@@ -59,6 +59,9 @@ e2e_config() { # extra JSON fragment merged into the config
 
 e2e_start() {
 	PORT=$(free_port)
+	# A uid range of its own, so that two daemons on one machine (tests run
+	# side by side) never take each other's processes for strays.
+	UID_FIRST=$((1900000000 + 4096 * (RANDOM % 50000)))
 	WS=$T/ws
 	mkdir -p "$WS/src" "$T/profiles"
 	printf 'hello from the workspace\n' >"$WS/hello.txt"
@@ -105,11 +108,13 @@ trap e2e_cleanup EXIT
 
 api() { # METHOD PATH [BODY] [ROLE]
 	local method=$1 path=$2 body=${3:-} role=${4:-app}
-	local args=(-s -o "$T/body" -w '%{http_code}' --cacert "$T/certs/ca.pem" -X "$method")
+	local out="$T/body.$BASHPID"
+	local args=(-s -o "$out" -w '%{http_code}' --cacert "$T/certs/ca.pem" -X "$method")
 	[ "$role" != none ] && args+=(--cert "$T/certs/$role.pem" --key "$T/certs/$role.key")
 	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
 	STATUS=$(curl "${args[@]}" "https://127.0.0.1:$PORT$path")
-	BODY=$(cat "$T/body" 2>/dev/null)
+	BODY=$(cat "$out" 2>/dev/null)
+	rm -f "$out"
 }
 
 run_cmd() { # CMD [PROFILE] [EXTRA_JSON]

@@ -134,6 +134,19 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* true if pid was reaped within 2 s; otherwise kill it so no test hangs. */
+static bool reaped(pid_t pid)
+{
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return false;
+}
+
 static bool gone_everywhere(const char *name)
 {
 	char d[PATH_MAX];
@@ -354,7 +367,7 @@ static void check_destroy_busy(const char *tag)
 	CHECK(runcg_cleanup_stale(err, sizeof(err)) >= 1);
 	CHECK(!exists(d));
 	CHECK(gone_everywhere(name));
-	waitpid(pid, NULL, 0);
+	CHECK(reaped(pid));
 }
 
 /* A "crashed" supervisor leaves a populated run cgroup behind. */
@@ -447,7 +460,7 @@ TEST(unified_tracking)
 	CHECK_EQ_INT(runcg_kill(cg), 0);
 	CHECK_EQ_INT(runcg_wait_empty(cg, 3000), 0);
 	CHECK(rd(path, buf, sizeof(buf)) > 0 && strstr(buf, "populated 0"));
-	waitpid(pid, NULL, 0);
+	CHECK(reaped(pid));
 	CHECK_EQ_INT(runcg_destroy(cg), 0);
 	CHECK(!exists(d));
 }

@@ -135,13 +135,14 @@ TEST(files_refused)
 
 TEST(take_release_exhaust)
 {
-	struct uidpool *p = uidpool_new(T_FIRST, 4, err, sizeof(err));
+	struct uidpool *p = uidpool_new(T_FIRST + 1, 3, err, sizeof(err));
 	uid_t a = 0, b = 0, c = 0, d = 0;
 
 	CHECK(p != NULL);
 	if (!p)
 		return;
-	/* The front has T_FIRST; runs get the 3 others, never twice. */
+	/* As main.c uses it: the front keeps T_FIRST, the pool has the 3
+	 * others and hands each out once. */
 	CHECK_EQ_INT(uidpool_take(p, &a), 0);
 	CHECK_EQ_INT(uidpool_take(p, &b), 0);
 	CHECK_EQ_INT(uidpool_take(p, &c), 0);
@@ -158,13 +159,21 @@ TEST(take_release_exhaust)
 	uidpool_release(p, a);
 	CHECK_EQ_INT(uidpool_take(p, &d), -1);
 	CHECK_EQ_INT(errno, EAGAIN);
-	/* Releasing what is not a run uid changes nothing. */
+	/* Releasing what is not a pool uid changes nothing. */
 	uidpool_release(p, T_FIRST);
+	uidpool_release(p, T_FIRST + 4);
 	uidpool_release(p, 0);
 	CHECK_EQ_INT(uidpool_take(p, &d), -1);
 	uidpool_free(p);
 	uidpool_free(NULL);
-	CHECK(uidpool_new(T_FIRST, 1, err, sizeof(err)) == NULL);
+	/* A pool of one works; empty and wrapping pools do not exist. */
+	p = uidpool_new(T_FIRST, 1, err, sizeof(err));
+	CHECK(p != NULL);
+	CHECK_EQ_INT(uidpool_take(p, &d), 0);
+	CHECK_EQ_INT(d, T_FIRST);
+	CHECK_EQ_INT(uidpool_take(p, &d), -1);
+	uidpool_free(p);
+	CHECK(uidpool_new(T_FIRST, 0, err, sizeof(err)) == NULL);
 	CHECK(uidpool_new(4294967295u, 4, err, sizeof(err)) == NULL);
 }
 

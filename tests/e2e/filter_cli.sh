@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tests/e2e/filter_cli.sh - `sharnessd --filter` end to end: the real binary,
+# stdin -> stdout, the summary on stderr, vault keys from a secrets file,
+# refusal of a short secret, benign input unchanged, idempotence.
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${SHARNESSD:-build/sharnessd}
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+if [ ! -x "$BIN" ]; then
+	echo "not ok 1 - $BIN is not built (make all)"
+	exit 1
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# A GitHub token with a valid CRC-32 checksum, made here, never stored.
+gh=$(python3 -c '
+import random, zlib
+A = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+b = "".join(random.choice(A) for _ in range(30)); v = zlib.crc32(b.encode()); s = ""
+for _ in range(6): s = A[v % 62] + s; v //= 62
+print("ghp_" + b + s)')
+aws="AKIA$(tr -dc 'A-Z2-7' </dev/urandom | head -c 16)"
+printf 'token %s\nkey=%s\n' "$gh" "$aws" | "$BIN" --filter >"$T/out" 2>"$T/err"
+check "github token and aws key id replaced" \
+	'[ "$(cat "$T/out")" = "$(printf "token [filtered: github-pat]\nkey=[filtered: aws-access-key-id]")" ]'
+check "summary line on stderr counts 2" 'grep -q "2 replaced" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ]'
+
+echo 'DB=Vault-Secret-9x!' >"$T/secrets"
+printf 'echo Vault-Secret-9x! | base64: %s\nhex: %s\n' "$(printf 'Vault-Secret-9x!\n' | base64)" \
+	"$(printf 'Vault-Secret-9x!' | od -An -tx1 | tr -d ' \n')" >"$T/in"
+"$BIN" --filter --secrets "$T/secrets" <"$T/in" >"$T/out" 2>"$T/err"
+check "vault key raw, base64 and hex all replaced" \
+	'! grep -q "Vault-Secret\|VmF1bHQtU2VjcmV0\|5661756c742d536563726574" "$T/out" && [ "$(grep -o "filtered: vault key" "$T/out" | wc -l)" -eq 3 ]'
+check "summary counts one vault key" 'grep -q "1 vault keys" "$T/err"'
+
+echo 'short=abc' >"$T/bad"
+"$BIN" --filter --secrets "$T/bad" </dev/null >"$T/out" 2>"$T/err"; rc=$?
+check "short secret refused with the line number" '[ $rc -ne 0 ] && grep -q "bad:1: the secret is 3 characters long" "$T/err"'
+
+cat /usr/include/stdio.h /usr/include/stdlib.h /usr/include/string.h >"$T/benign"
+"$BIN" --filter <"$T/benign" >"$T/out" 2>/dev/null
+check "system headers pass byte for byte" 'cmp -s "$T/benign" "$T/out"'
+
+printf 'token %s\n' "$gh" | "$BIN" --filter 2>/dev/null | "$BIN" --filter >"$T/twice" 2>"$T/err"
+check "filtering twice changes nothing" 'grep -q "0 replaced" "$T/err" && [ "$(cat "$T/twice")" = "token [filtered: github-pat]" ]'

@@ -1,0 +1,806 @@
+/*
+ * test_scrub.c - the secret filter (SPEC §7): every detector with a fake
+ * token generated here (never a literal token in the source), split at every
+ * byte offset across two feeds and across the stream's window boundary, in
+ * colour, JSON-escaped; vault keys in every encoding; a benign corpus
+ * (generated + real headers from /usr/include) that must pass unchanged;
+ * idempotence.
+ */
+#include "harness.h"
+#include "scrub.h"
+#include "scrub_detect.h"
+#include "scrub_rules.h"
+
+#include <dirent.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define B62 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#define B64U B62 "_-"
+#define B64 B62 "+/"
+#define HEXL "0123456789abcdef"
+#define HEXU "0123456789ABCDEF"
+#define B32 "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+#define LOWNUM "abcdefghijklmnopqrstuvwxyz0123456789"
+#define UPNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define BECH "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng >> 32);
+}
+
+/* Append n random characters of alphabet a to s. */
+static char *ap(char *s, const char *a, int n)
+{
+	size_t l = strlen(s), al = strlen(a);
+	for (int i = 0; i < n; i++)
+		s[l + (size_t)i] = a[rnd() % al];
+	s[l + (size_t)n] = 0;
+	return s;
+}
+static char *cat(char *s, const char *t) { return strcat(s, t); }
+
+struct sample {
+	char pre[160], sec[4096], post[64];
+	const char *name;
+};
+static struct sample S[160];
+static int NS;
+static struct scrub_rules *R;
+
+static struct sample *add(const char *name, const char *pre, const char *post)
+{
+	struct sample *x = &S[NS++];
+	snprintf(x->pre, sizeof x->pre, "%s", pre);
+	snprintf(x->post, sizeof x->post, "%s", post);
+	x->sec[0] = 0;
+	x->name = name;
+	return x;
+}
+static void tok(const char *name, const char *prefix, const char *alpha, int n)
+{
+	ap(cat(add(name, "log: ", " done\n")->sec, prefix), alpha, n);
+}
+static void ghtok(const char *name, const char *prefix)
+{
+	char *s = cat(add(name, "token ", "\n")->sec, prefix);
+	char sum[7];
+	ap(s, B62, 30);
+	scrub_detect_base62_crc((unsigned char *)s + strlen(prefix), 30, sum);
+	cat(s, sum);
+}
+
+static void make_samples(void)
+{
+	char *s;
+	ghtok("github-pat", "ghp_");
+	ghtok("github-oauth-token", "gho_");
+	ghtok("github-user-token", "ghu_");
+	ghtok("github-app-token", "ghs_");
+	ghtok("github-refresh-token", "ghr_");
+	ghtok("npm-token", "npm_");
+	s = cat(add("github-fine-grained-pat", "x=", ";\n")->sec, "github_pat_");
+	ap(cat(ap(s, B62, 22), "_"), B62, 59);
+	tok("gitlab-pat", "glpat-", B64U, 20);
+	tok("gitlab-runner-token", "glrt-", B64U, 20);
+	tok("gitlab-deploy-token", "gldt-", B64U, 20);
+	tok("gitlab-trigger-token", "glptt-", HEXL, 40);
+	tok("gitlab-token", "glft-", B64U, 20);
+	tok("pypi-token", "pypi-AgEIcHlwaS5vcmc", B64U, 150);
+	tok("rubygems-api-key", "rubygems_", HEXL, 48);
+	tok("dockerhub-token", "dckr_pat_", B64U, 27);
+	tok("artifactory-api-key", "AKCp", B62, 69);
+	tok("artifactory-reference-token", "cmVmdGtu", B62, 57);
+	tok("bitbucket-app-password", "ATBB", B62, 32);
+	tok("atlassian-api-token", "ATATT3", B64U, 186);
+	tok("aws-access-key-id", "AKIA", B32, 16);
+	tok("aws-access-key-id", "ASIA", B32, 16);
+	tok("aws-bedrock-api-key", "ABSKQmVkcm9jaw", B64, 120);
+	tok("google-api-key", "AIza", B64U, 35);
+	tok("google-oauth-token", "ya29.", B64U, 120);
+	s = ap(ap(add("azure-ad-client-secret", "secret ", "\n")->sec, B62, 3), "0123456789", 1);
+	ap(cat(s, "Q~"), B64U, 34);
+	s = cat(add("azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=x;", ";EndpointSuffix=core\n")->sec,
+	        "AccountKey=");
+	cat(ap(s, B64, 86), "==");
+	tok("digitalocean-pat", "dop_v1_", HEXL, 64);
+	tok("digitalocean-oauth-token", "doo_v1_", HEXL, 64);
+	tok("digitalocean-refresh-token", "dor_v1_", HEXL, 64);
+	tok("alibaba-access-key-id", "LTAI", B62, 20);
+	s = ap(add("terraform-cloud-token", "token = \"", "\"\n")->sec, B62, 14);
+	ap(cat(s, ".atlasv1."), B64U, 67);
+	tok("vault-service-token", "hvs.", B64U, 95);
+	tok("vault-batch-token", "hvb.", B64U, 150);
+	tok("vault-recovery-token", "hvr.", B64U, 95);
+	tok("flyio-token", "fm2_", B64, 300);
+	tok("cloudflare-api-token", "cfut_", B62, 48);
+	tok("heroku-api-key", "HRKU-AA", B64U, 58);
+	tok("databricks-token", "dapi", HEXL, 32);
+	tok("doppler-token", "dp.st.", B62, 43);
+	tok("pulumi-token", "pul-", HEXL, 40);
+	tok("planetscale-token", "pscale_tkn_", B64U, 43);
+	tok("supabase-token", "sbp_", LOWNUM, 40);
+	s = cat(add("tailscale-key", "key: ", "\n")->sec, "tskey-auth-");
+	ap(cat(ap(s, B62, 12), "-"), B62, 30);
+	s = cat(add("dynatrace-token", "t=", "\n")->sec, "dt0c01.");
+	ap(cat(ap(s, UPNUM, 24), "."), UPNUM, 64);
+	s = cat(add("grafana-service-account-token", "g ", "\n")->sec, "glsa_");
+	ap(cat(ap(s, B62, 32), "_"), HEXL, 8);
+	tok("grafana-cloud-token", "glc_eyJ", B64, 100);
+	tok("grafana-api-key", "eyJrIjoi", B64, 90);
+	tok("sentry-user-token", "sntryu_", HEXL, 64);
+	tok("sentry-org-token", "sntrys_eyJpYXQiO", B64, 120);
+	tok("newrelic-api-key", "NRAK-", UPNUM, 27);
+	tok("onepassword-service-token", "ops_eyJ", B64, 300);
+	tok("scalingo-token", "tk-us-", B64U, 48);
+	s = cat(add("slack-bot-token", "SLACK ", "\n")->sec, "xoxb-");
+	ap(cat(ap(cat(ap(s, "0123456789", 12), "-"), "0123456789", 13), "-"), B62, 24);
+	s = cat(add("slack-user-token", "SLACK ", "\n")->sec, "xoxp-");
+	ap(cat(ap(cat(ap(cat(ap(s, "0123456789", 12), "-"), "0123456789", 12), "-"), "0123456789", 12), "-"), HEXL, 32);
+	s = cat(add("slack-app-token", "SLACK ", "\n")->sec, "xapp-1-");
+	ap(cat(ap(cat(ap(s, UPNUM, 11), "-"), "0123456789", 13), "-"), HEXL, 64);
+	tok("slack-config-token", "xoxe.xoxp-1-", B62, 150);
+	tok("slack-legacy-token", "xoxs-", HEXL, 40);
+	s = ap(add("slack-webhook", "url=https://hooks.slack.com/services/", "\n")->sec, "T", 1);
+	ap(cat(ap(cat(ap(s, UPNUM, 10), "/B"), UPNUM, 10), "/"), B62, 24);
+	s = ap(add("discord-webhook", "https://discord.com/api/webhooks/", " ok\n")->sec, "0123456789", 18);
+	ap(cat(s, "/"), B64U, 68);
+	s = cat(add("teams-webhook", "https://acme.webhook.office.com/webhookb2/", "\n")->sec, "");
+	ap(cat(ap(s, HEXL, 36), "@"), HEXL, 36);
+	ap(cat(ap(cat(s, "/IncomingWebhook/"), HEXL, 32), "/"), HEXL, 36);
+	s = ap(add("telegram-bot-token", "bot", "\n")->pre, "0123456789", 9);
+	cat(s, ":");
+	ap(cat(S[NS - 1].sec, "AA"), B64U, 33);
+	tok("sendinblue-api-key", "xkeysib-", HEXL, 64);
+	cat(ap(S[NS - 1].sec, "", 0), "-");
+	ap(S[NS - 1].sec, B62, 16);
+	s = cat(add("sendgrid-api-key", "SENDGRID ", "\n")->sec, "SG.");
+	ap(cat(ap(s, B64U, 22), "."), B64U, 43);
+	tok("twilio-api-key", "SK", HEXL, 32);
+	tok("stripe-secret-key", "sk_live_", B62, 99);
+	tok("stripe-restricted-key", "rk_test_", B62, 40);
+	tok("square-token", "sq0csp-", B64U, 43);
+	tok("square-access-token", "EAAA", B64U, 60);
+	tok("shopify-token", "shpat_", HEXL, 32);
+	tok("easypost-api-key", "EZAK", B62, 54);
+	tok("shippo-api-token", "shippo_live_", HEXL, 40);
+	s = cat(add("openai-api-key", "OPENAI ", "\n")->sec, "sk-proj-");
+	ap(cat(ap(s, B64U, 74), "T3BlbkFJ"), B64U, 74);
+	s = cat(add("anthropic-api-key", "A ", "\n")->sec, "sk-ant-api03-");
+	cat(ap(s, B64U, 93), "AA");
+	s = cat(add("anthropic-admin-key", "A ", "\n")->sec, "sk-ant-admin01-");
+	cat(ap(s, B64U, 93), "AA");
+	tok("huggingface-token", "hf_", B62, 34);
+	tok("huggingface-org-token", "api_org_", B62, 34);
+	tok("groq-api-key", "gsk_", B62, 52);
+	tok("perplexity-api-key", "pplx-", B62, 48);
+	tok("replicate-api-token", "r8_", B62, 37);
+	tok("linear-api-key", "lin_api_", B62, 40);
+	tok("notion-token", "ntn_", B62, 46);
+	s = cat(add("postman-api-key", "p ", "\n")->sec, "PMAK-");
+	ap(cat(ap(s, HEXL, 24), "-"), HEXL, 34);
+	tok("contentful-token", "CFPAT-", B64U, 43);
+	tok("adobe-client-secret", "p8e-", LOWNUM, 32);
+	tok("prefect-api-key", "pnu_", B62, 36);
+	tok("readme-api-key", "rdme_", LOWNUM, 70);
+	s = cat(add("mapbox-secret-token", "m ", "\n")->sec, "sk.eyJ");
+	ap(cat(ap(s, B64U, 60), "."), B64U, 22);
+	tok("age-secret-key", "AGE-SECRET-KEY-1", BECH, 58);
+	s = cat(add("jwt", "Bearer-less: ", "\n")->sec, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ");
+	ap(cat(ap(s, B64U, 60), "."), B64U, 43);
+	/* context rules */
+	ap(cat(add("secret-assignment", "export DB_PASSWORD=", "\n")->sec, "Pw-"), B62, 14);
+	ap(cat(add("secret-assignment", "{\"client_secret\": \"", "\"}\n")->sec, "s3"), B62, 20);
+	ap(cat(add("secret-assignment", "api_key: ", "\r\n")->sec, "k9"), B62, 20);
+	ap(cat(add("npmrc-auth-token", "//registry.example.org/:_authToken=", "\n")->sec, "5"), HEXL, 30);
+	ap(cat(add("authorization-header", "> Authorization: Bearer ", "\n")->sec, "a1"), B64U, 30);
+	ap(cat(add("authorization-header", "curl -H 'authorization: Basic ", "' x\n")->sec, ""), B64, 28);
+	ap(cat(add("database-url-password", "DATABASE_URL=postgres://app:", "@db:5432/app\n")->sec, "p"), B62, 15);
+	ap(cat(add("url-password", "git clone https://bot:", "@git.example.org/x.git\n")->sec, "t"), B62, 20);
+	/* private keys */
+	s = add("private-key", "key:\n", "\nafter\n")->sec;
+	cat(s, "-----BEGIN RSA PRIVATE KEY-----\nMIIEpA");
+	for (int l = 0; l < 8; l++)
+		ap(cat(s, "\n"), B64, 64);
+	cat(s, "\n-----END RSA PRIVATE KEY-----");
+	s = add("openssh-private-key", "", "\n")->sec;
+	cat(s, "-----BEGIN OPENSSH PRIVATE KEY-----\r\nb3BlbnNzaC1rZXktdjE");
+	for (int l = 0; l < 5; l++)
+		ap(cat(s, "\r\n"), B64, 70);
+	cat(s, "\r\n-----END OPENSSH PRIVATE KEY-----");
+	s = add("pgp-private-key", "", "\n")->sec;
+	cat(s, "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQ");
+	for (int l = 0; l < 6; l++)
+		ap(cat(s, "\n"), B64, 64);
+	cat(s, "\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----");
+	s = add("putty-private-key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 3\n", "\nPrivate-MAC: 00\n")->sec;
+	ap(cat(ap(cat(ap(s, B64, 64), "\n"), B64, 64), "\n"), B64, 20);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+struct out {
+	char buf[1 << 20];
+	size_t len;
+};
+static void emit(void *arg, const char *p, size_t n)
+{
+	struct out *o = arg;
+	if (o->len + n < sizeof o->buf) {
+		memcpy(o->buf + o->len, p, n);
+		o->len += n;
+	}
+	o->buf[o->len] = 0;
+}
+
+static char *input_of(const struct sample *x, char *buf)
+{
+	sprintf(buf, "%s%s%s", x->pre, x->sec, x->post);
+	return buf;
+}
+static char *expect_of(const struct sample *x, char *buf)
+{
+	sprintf(buf, "%s[filtered: %s]%s", x->pre, x->name, x->post);
+	return buf;
+}
+
+/* Feed the pieces [0,a) [a,b) [b,n) and finish. */
+static int run3(const char *in, size_t n, size_t a, size_t b, struct out *o, unsigned long *count)
+{
+	struct scrub_stream *s = scrub_stream_new(R, emit, o);
+	int rc;
+	o->len = 0;
+	o->buf[0] = 0;
+	rc = scrub_stream_feed(s, in, a) | scrub_stream_feed(s, in + a, b - a) | scrub_stream_feed(s, in + b, n - b) |
+	     scrub_stream_finish(s);
+	if (count)
+		*count = scrub_stream_count(s);
+	scrub_stream_free(s);
+	return rc;
+}
+
+static struct out O;
+static char IN[1 << 20], EXP[1 << 20];
+
+/* ---- tests -------------------------------------------------------------- */
+
+TEST(enough_named_detectors)
+{
+	size_t n = scrub_rules_count(R);
+	CHECK(n >= 50);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			CHECK(strcmp(scrub_rule_name(R, i), scrub_rule_name(R, j)) != 0);
+	CHECK(scrub_rule_name(R, n) == NULL);
+	/* every sample names a real rule, and every rule but aliases has a sample */
+	for (int k = 0; k < NS; k++) {
+		int found = 0;
+		for (size_t i = 0; i < n; i++)
+			found |= strcmp(scrub_rule_name(R, i), S[k].name) == 0;
+		if (!found)
+			fprintf(stderr, "# sample names unknown rule %s\n", S[k].name);
+		CHECK(found);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int found = 0;
+		for (int k = 0; k < NS; k++)
+			found |= strcmp(scrub_rule_name(R, i), S[k].name) == 0;
+		if (!found)
+			fprintf(stderr, "# no sample for rule %s\n", scrub_rule_name(R, i));
+		CHECK(found);
+	}
+}
+
+TEST(each_detector_whole)
+{
+	for (int k = 0; k < NS; k++) {
+		size_t n;
+		unsigned long c;
+		char *out;
+		input_of(&S[k], IN);
+		out = scrub_buffer(R, IN, strlen(IN), &n, &c);
+		if (!out || strcmp(out, expect_of(&S[k], EXP)) != 0)
+			fprintf(stderr, "# %s:\n#  in  %s\n#  got %s\n", S[k].name, IN, out ? out : "(null)");
+		CHECK(out && strcmp(out, EXP) == 0);
+		CHECK_EQ_INT(c, 1);
+		free(out);
+	}
+}
+
+TEST(each_detector_split_at_every_offset)
+{
+	for (int k = 0; k < NS; k++) {
+		size_t n = strlen(input_of(&S[k], IN)), bad = 0;
+		expect_of(&S[k], EXP);
+		for (size_t a = 0; a <= n; a++) {
+			run3(IN, n, a, a, &O, NULL);
+			bad += strcmp(O.buf, EXP) != 0;
+		}
+		if (bad)
+			fprintf(stderr, "# %s: %zu split offsets failed\n", S[k].name, bad);
+		CHECK(bad == 0);
+	}
+}
+
+/* Filler that fills the window so its boundary (or the commit point) falls
+ * at every offset inside the token. */
+TEST(each_detector_across_window_boundary)
+{
+	static char big[SCRUB_WINDOW * 2 + 8192], exp[SCRUB_WINDOW * 2 + 8192];
+	static struct out o2;
+	for (int k = 0; k < NS; k++) {
+		size_t tl = strlen(input_of(&S[k], IN)), bad = 0;
+		expect_of(&S[k], EXP);
+		for (int where = 0; where < 2; where++) {
+			size_t cut = where ? SCRUB_WINDOW : SCRUB_WINDOW - SCRUB_HOLD;
+			for (size_t off = 1; off < tl; off += (tl > 400 ? 7 : 1)) {
+				size_t f = cut - off, n;
+				struct scrub_stream *s;
+				for (size_t i = 0; i < f; i++)
+					big[i] = (i % 61 == 60) ? '\n' : (char)('a' + i % 26);
+				big[f - 1] = '\n';
+				memcpy(big + f, IN, tl);
+				n = f + tl;
+				memcpy(exp, big, f);
+				strcpy(exp + f, EXP);
+				s = scrub_stream_new(R, emit, &o2);
+				o2.len = 0;
+				for (size_t i = 0; i < n; i += 4096)
+					scrub_stream_feed(s, big + i, n - i < 4096 ? n - i : 4096);
+				scrub_stream_finish(s);
+				scrub_stream_free(s);
+				bad += o2.len != strlen(exp) || memcmp(o2.buf, exp, o2.len) != 0;
+			}
+		}
+		if (bad)
+			fprintf(stderr, "# %s: %zu window offsets failed\n", S[k].name, bad);
+		CHECK(bad == 0);
+	}
+}
+
+/* grep --color wraps part of the token in SGR sequences. */
+TEST(each_detector_in_colour)
+{
+	for (int k = 0; k < NS; k++) {
+		const struct sample *x = &S[k];
+		size_t sl = strlen(x->sec), a = sl / 3, b = 2 * sl / 3;
+		char *out;
+		snprintf(IN, sizeof IN, "%s%.*s\033[01;31m\033[K%.*s\033[m\033[K%s%s", x->pre, (int)a, x->sec,
+		         (int)(b - a), x->sec + a, x->sec + b, x->post);
+		out = scrub_buffer(R, IN, strlen(IN), NULL, NULL);
+		expect_of(x, EXP);
+		if (strcmp(out, EXP) != 0)
+			fprintf(stderr, "# colour %s: got %s\n", x->name, out);
+		CHECK(strcmp(out, EXP) == 0);
+		free(out);
+	}
+}
+
+static void json_escape(const char *in, char *out, int unicode_at)
+{
+	int i = 0;
+	for (; *in; in++, i++) {
+		if (i == unicode_at) {
+			out += sprintf(out, "\\u%04x", (unsigned char)*in);
+			continue;
+		}
+		switch (*in) {
+		case '\n': *out++ = '\\'; *out++ = 'n'; break;
+		case '\r': *out++ = '\\'; *out++ = 'r'; break;
+		case '"': *out++ = '\\'; *out++ = '"'; break;
+		case '\\': *out++ = '\\'; *out++ = '\\'; break;
+		case '/': *out++ = '\\'; *out++ = '/'; break;
+		default: *out++ = *in;
+		}
+	}
+	*out = 0;
+}
+
+/* Inside a JSON string: newlines as \n, '/' as \/, one character as \u00XX. */
+TEST(each_detector_json_escaped)
+{
+	static char pre[512], sec[16384], post[256];
+	for (int k = 0; k < NS; k++) {
+		const struct sample *x = &S[k];
+		char *out;
+		json_escape(x->pre, pre, -1);
+		json_escape(x->sec, sec, (int)strlen(x->sec) / 2);
+		json_escape(x->post, post, -1);
+		snprintf(IN, sizeof IN, "{\"log\":\"%s%s%s\"}\n", pre, sec, post);
+		snprintf(EXP, sizeof EXP, "{\"log\":\"%s[filtered: %s]%s\"}\n", pre, x->name, post);
+		out = scrub_buffer(R, IN, strlen(IN), NULL, NULL);
+		if (strcmp(out, EXP) != 0)
+			fprintf(stderr, "# json %s:\n#  in  %s#  got %s", x->name, IN, out);
+		CHECK(strcmp(out, EXP) == 0);
+		free(out);
+	}
+}
+
+TEST(idempotent)
+{
+	size_t n = 0, n1, n2;
+	unsigned long c1, c2;
+	char *once, *twice;
+	for (int k = 0; k < NS; k++) {
+		input_of(&S[k], IN + n);
+		n += strlen(IN + n);
+	}
+	once = scrub_buffer(R, IN, n, &n1, &c1);
+	twice = scrub_buffer(R, once, n1, &n2, &c2);
+	CHECK_EQ_INT(c1, NS);
+	CHECK_EQ_INT(c2, 0);
+	CHECK(n1 == n2 && memcmp(once, twice, n1) == 0);
+	free(once);
+	free(twice);
+}
+
+/* Checksum validation: a ghp_ token whose CRC is wrong is not GitHub's. */
+TEST(github_checksum_rejects_fixture)
+{
+	char t[64] = "ghp_";
+	char *out;
+	ap(t, B62, 30);
+	cat(t, "000000");
+	out = scrub_buffer(R, t, strlen(t), NULL, NULL);
+	CHECK_STR(out, t);
+	free(out);
+}
+
+static void check_unchanged(const char *what, const char *buf, size_t n)
+{
+	size_t on;
+	unsigned long c;
+	char *out = scrub_buffer(R, buf, n, &on, &c);
+	if (!out || c != 0 || on != n || memcmp(out, buf, n) != 0) {
+		size_t i = 0;
+		while (out && i < n && i < on && out[i] == buf[i])
+			i++;
+		fprintf(stderr, "# %s changed (%lu replacements) near: %.120s\n", what, c,
+		        buf + (i > 60 ? i - 60 : 0));
+		CHECK(0);
+	}
+	free(out);
+}
+
+TEST(benign_generated_corpus)
+{
+	static char b[4 << 20];
+	size_t n = 0;
+	char t[1024];
+#define LINE(...) n += (size_t)snprintf(b + n, sizeof b - n, __VA_ARGS__)
+	for (int i = 0; i < 2000; i++) {
+		t[0] = 0;
+		LINE("commit %s\n", ap(t, HEXL, 40));
+		t[0] = 0;
+		LINE("index %s..", ap(t, HEXL, 7));
+		t[0] = 0;
+		LINE("%s 100644\n", ap(t, HEXL, 7));
+		t[0] = 0;
+		LINE("%s  build/out.tar\n", ap(t, HEXL, 64));
+		t[0] = 0;
+		LINE("sha512sum: %s\n", ap(t, HEXL, 128));
+		t[0] = 0;
+		LINE("      \"integrity\": \"sha512-%s==\",\n", ap(t, B64, 86));
+		t[0] = 0;
+		LINE("golang.org/x/sys v0.1.0 h1:%s=\n", ap(t, B64, 43));
+		t[0] = 0;
+		LINE("request-id: %s-", ap(t, HEXL, 8));
+		t[0] = 0;
+		LINE("%s-4%s\n", ap(t, HEXL, 4), ap(t + 8, HEXL, 3));
+		t[0] = 0;
+		LINE("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI%s user@host\n", ap(t, B64, 43));
+		t[0] = 0;
+		LINE("pk_live_%s\n", ap(t, B62, 99));
+		t[0] = 0;
+		LINE("Fingerprint: SHA256:%s\n", ap(t, B64, 43));
+		t[0] = 0;
+		LINE("image: registry/x@sha256:%s\n", ap(t, HEXL, 64));
+		t[0] = 0;
+		LINE("checksum = \"%s\"\n", ap(t, HEXL, 64));
+	}
+	LINE("NPM_TOKEN=${NPM_TOKEN}\nAPI_TOKEN=$API_TOKEN\npassword: \"\"\nGITHUB_TOKEN=\n");
+	LINE("MONGO_INITDB_ROOT_PASSWORD_FILE=/run/secrets/db_password\n//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n");
+	LINE("self.password = password\ntoken = yylex();\nconst char *secret_name = \"my_service\";\n");
+	LINE("    password = getpass.getpass(prompt)\nif (token == NULL) return -1;\n");
+	LINE("aws_access_key_id = AKIAIOSFODNN7EXAMPLE\nAuthorization: Bearer ${TOKEN}\n");
+	LINE("Authorization: Bearer <your-token>\npostgres://user:${DB_PASSWORD}@localhost/db\n");
+	LINE("#define PEM_STRING_RSA \"RSA PRIVATE KEY\"\nif (!strcmp(l, \"-----BEGIN RSA PRIVATE KEY-----\")) {\n");
+	LINE("-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n");
+	LINE("http://[::1]:8080/path git@github.com:org/repo.git https://example.org:443/a@b\n");
+	LINE("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...\nsk-SK locale, task-1234, {{ secrets.GITHUB_TOKEN }}\n");
+	LINE("-----BEGIN CERTIFICATE-----\n");
+	for (int i = 0; i < 20; i++) {
+		t[0] = 0;
+		LINE("%s\n", ap(t, B64, 64));
+	}
+	LINE("-----END CERTIFICATE-----\n-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
+	check_unchanged("generated corpus", b, n);
+	/* base64 and hex dumps */
+	n = 0;
+	for (int i = 0; i < 30000; i++) {
+		t[0] = 0;
+		LINE("%s\n", ap(t, B64, 76));
+	}
+	check_unchanged("base64 dump", b, n);
+	n = 0;
+	for (int i = 0; i < 30000; i++) {
+		t[0] = 0;
+		LINE("%s\n", ap(t, HEXL, 60));
+	}
+	check_unchanged("hex dump", b, n);
+#undef LINE
+}
+
+TEST(benign_usr_include)
+{
+	static char b[8 << 20];
+	size_t n = 0, files = 0;
+	DIR *d = opendir("/usr/include");
+	struct dirent *e;
+	CHECK(d != NULL);
+	while (d && (e = readdir(d)) != NULL && n < sizeof b - (1 << 20)) {
+		char path[512];
+		FILE *f;
+		size_t len = strlen(e->d_name);
+		if (len < 3 || strcmp(e->d_name + len - 2, ".h") != 0)
+			continue;
+		snprintf(path, sizeof path, "/usr/include/%s", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n += fread(b + n, 1, sizeof b - n - (1 << 20), f);
+		fclose(f);
+		files++;
+	}
+	if (d)
+		closedir(d);
+	CHECK(files > 50);
+	check_unchanged("/usr/include/*.h", b, n);
+}
+
+static char *tmpfile_with(const char *content)
+{
+	static char path[64];
+	int fd;
+	strcpy(path, "/tmp/test_scrub_XXXXXX");
+	fd = mkstemp(path);
+	if (write(fd, content, strlen(content)) < 0)
+		path[0] = 0;
+	close(fd);
+	return path;
+}
+
+TEST(vault_file_parsing)
+{
+	char err[256] = "";
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("# comment\n\nDB_PASS=abcdefgh1\n  plainvalue99  \nc2VjcmV0c2VjcmV0==\r\n"),
+	                                        NULL, err, sizeof err);
+	CHECK(r != NULL);
+	CHECK_EQ_INT(scrub_vault_count(r), 3);
+	if (r) {
+		char *o = scrub_buffer(r, "x abcdefgh1 DB_PASS y plainvalue99 c2VjcmV0c2VjcmV0==", 53, NULL, NULL);
+		CHECK_STR(o, "x [filtered: vault key] DB_PASS y [filtered: vault key] [filtered: vault key]");
+		free(o);
+	}
+	scrub_rules_free(r);
+	unlink(tmpfile_with(""));
+	r = scrub_rules_new(tmpfile_with("good=longenough1\n# x\nNAME=short\n"), NULL, err, sizeof err);
+	CHECK(r == NULL);
+	CHECK_CONTAINS(err, ":3: the secret is 5 characters long");
+	r = scrub_rules_new("/nonexistent/secrets", NULL, err, sizeof err);
+	CHECK(r == NULL);
+	CHECK_CONTAINS(err, "/nonexistent/secrets");
+}
+
+static size_t b64enc(const unsigned char *in, size_t n, char *out, int url)
+{
+	const char *al = url ? B62 "-_" : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+		out[o++] = al[v >> 18 & 63];
+		out[o++] = al[v >> 12 & 63];
+		out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? al[v & 63] : '=';
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* The secret in every encoding: nothing of its middle survives. */
+TEST(vault_encodings)
+{
+	const char *secret = "Xq9/vT+u?s&w=k~Zr\"3p";
+	char file[128], err[256], enc[512], line[1024], mid[16];
+	unsigned char raw[256];
+	struct scrub_rules *r;
+	snprintf(file, sizeof file, "API=%s\n", secret);
+	r = scrub_rules_new(tmpfile_with(file), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	for (int align = 0; align < 3; align++)
+		for (int url = 0; url < 2; url++) {
+			size_t n = 0, pre = (size_t)align + 3;
+			char *o;
+			for (size_t i = 0; i < pre; i++)
+				raw[n++] = (unsigned char)('A' + i);
+			memcpy(raw + n, secret, strlen(secret));
+			n += strlen(secret);
+			memcpy(raw + n, "\ntail", 5);
+			n += 5;
+			b64enc(raw, n, enc, url);
+			/* 8 characters well inside the secret's part of the encoding */
+			memcpy(mid, enc + (pre * 4 + 2) / 3 + 6, 8);
+			mid[8] = 0;
+			snprintf(line, sizeof line, "data: %s\n", enc);
+			o = scrub_buffer(r, line, strlen(line), NULL, NULL);
+			if (strstr(o, mid) || !strstr(o, "[filtered: vault key]"))
+				fprintf(stderr, "# b64 align %d url %d: %s -> %s", align, url, line, o);
+			CHECK(!strstr(o, mid));
+			CHECK_CONTAINS(o, "[filtered: vault key]");
+			free(o);
+		}
+	{
+		const char *hx[2] = {"0123456789abcdef", "0123456789ABCDEF"};
+		for (int c = 0; c < 2; c++) {
+			size_t o = 0;
+			char *out;
+			for (const char *p = secret; *p; p++) {
+				enc[o++] = hx[c][(unsigned char)*p >> 4];
+				enc[o++] = hx[c][*p & 15];
+			}
+			enc[o] = 0;
+			snprintf(line, sizeof line, "xxd: 00ff%s00\n", enc);
+			out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+			CHECK_STR(out, "xxd: 00ff[filtered: vault key]00\n");
+			free(out);
+			o = 0;
+			for (const char *p = secret; *p; p++) {
+				if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+					enc[o++] = *p;
+				else
+					o += (size_t)sprintf(enc + o, c ? "%%%02X" : "%%%02x", (unsigned char)*p);
+			}
+			enc[o] = 0;
+			snprintf(line, sizeof line, "GET /?k=%s HTTP/1.1\n", enc);
+			out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+			CHECK_STR(out, "GET /?k=[filtered: vault key] HTTP/1.1\n");
+			free(out);
+		}
+	}
+	{
+		char *out;
+		json_escape(secret, enc, -1);
+		snprintf(line, sizeof line, "{\"v\":\"%s\"}", enc);
+		out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+		CHECK_STR(out, "{\"v\":\"[filtered: vault key]\"}");
+		free(out);
+		snprintf(line, sizeof line, "raw %s end", secret);
+		out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+		CHECK_STR(out, "raw [filtered: vault key] end");
+		free(out);
+	}
+	scrub_rules_free(r);
+}
+
+/* A vault key inside a token and a token inside a URL become one marker. */
+TEST(overlaps_merge)
+{
+	char file[128], err[256], line[512], *out;
+	struct scrub_rules *r;
+	char t[128] = "sk_live_";
+	unsigned long c;
+	ap(t, B62, 40);
+	snprintf(file, sizeof file, "%.20s\n", t + 10);
+	r = scrub_rules_new(tmpfile_with(file), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	snprintf(line, sizeof line, "STRIPE_SECRET=%s\n", t);
+	out = scrub_buffer(r, line, strlen(line), NULL, &c);
+	CHECK_STR(out, "STRIPE_SECRET=[filtered: vault key]\n");
+	CHECK_EQ_INT(c, 1);
+	free(out);
+	scrub_rules_free(r);
+}
+
+/* The daemon's TLS key: its body lines and DER bytes count as vault keys. */
+TEST(tls_key_is_vault)
+{
+	EVP_PKEY *k = EVP_RSA_gen(2048);
+	char path[] = "/tmp/test_scrub_key_XXXXXX", err[256], line[256], *out;
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	unsigned char *der = NULL;
+	int dlen;
+	struct scrub_rules *r;
+	CHECK(k && f && PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL));
+	fclose(f);
+	r = scrub_rules_new(NULL, path, err, sizeof err);
+	CHECK(r != NULL);
+	CHECK_EQ_INT(scrub_vault_count(r), 1);
+	f = fopen(path, "r");
+	for (int i = 0; i < 5 && fgets(line, sizeof line, f); i++)
+		;
+	fclose(f);
+	out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+	CHECK_STR(out, "[filtered: vault key]\n");
+	free(out);
+	dlen = i2d_PrivateKey(k, &der);
+	CHECK(dlen > 400);
+	if (r && dlen > 400) {
+		size_t on;
+		out = scrub_buffer(r, (char *)der + 100, 200, &on, NULL);
+		CHECK(!memmem(out, on, der + 150, 48));
+		CHECK(memmem(out, on, "[filtered: vault key]", 21) != NULL);
+		free(out);
+	}
+	OPENSSL_free(der);
+	EVP_PKEY_free(k);
+	scrub_rules_free(r);
+	unlink(path);
+}
+
+/* A private key longer than the hold-back, fed in small pieces: one marker,
+ * no body line out, text after the END line kept. */
+TEST(long_pem_streamed)
+{
+	static char b[64 * 1024];
+	static struct out o;
+	size_t n = 0;
+	struct scrub_stream *s;
+	char line[80];
+	n += (size_t)sprintf(b + n, "before\n-----BEGIN PRIVATE KEY-----\n");
+	for (int i = 0; i < 700; i++) {
+		line[0] = 0;
+		n += (size_t)sprintf(b + n, "%s\n", ap(line, B64, 64));
+	}
+	n += (size_t)sprintf(b + n, "-----END PRIVATE KEY-----\nafter\n");
+	s = scrub_stream_new(R, emit, &o);
+	o.len = 0;
+	for (size_t i = 0; i < n; i += 1000)
+		scrub_stream_feed(s, b + i, n - i < 1000 ? n - i : 1000);
+	scrub_stream_finish(s);
+	CHECK_STR(o.buf, "before\n[filtered: private-key]\nafter\n");
+	CHECK_EQ_INT(scrub_stream_count(s), 1);
+	scrub_stream_free(s);
+	/* the same block bigger than the window, stream feeding 1 byte at a time for its tail */
+}
+
+int main(void)
+{
+	char err[256];
+	R = scrub_rules_new(NULL, NULL, err, sizeof err);
+	if (!R) {
+		fprintf(stderr, "# %s\n", err);
+		return 1;
+	}
+	make_samples();
+	RUN(enough_named_detectors);
+	RUN(each_detector_whole);
+	RUN(each_detector_split_at_every_offset);
+	RUN(each_detector_across_window_boundary);
+	RUN(each_detector_in_colour);
+	RUN(each_detector_json_escaped);
+	RUN(idempotent);
+	RUN(github_checksum_rejects_fixture);
+	RUN(benign_generated_corpus);
+	RUN(benign_usr_include);
+	RUN(vault_file_parsing);
+	RUN(vault_encodings);
+	RUN(overlaps_merge);
+	RUN(tls_key_is_vault);
+	RUN(long_pem_streamed);
+	scrub_rules_free(R);
+	return harness_done();
+}
