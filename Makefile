@@ -61,6 +61,9 @@ probes: $(PROBE_BINS)
 -include client/client.mk
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk
+-include tests/stress/stress.mk
+-include bench/roundtrip/roundtrip.mk
+-include install.mk
 
 deps:
 	@scripts/deps.sh

@@ -15,6 +15,7 @@
 #include "profile.h"
 
 struct scrub_rules;
+struct approvals;
 
 struct front {
 	const struct config *cfg;
@@ -29,6 +30,7 @@ struct front {
 	int audit_fd;
 	uid_t uid;              /* the front's own uid */
 	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
+	struct approvals *approvals; /* runs waiting for a person */
 };
 
 /* In the forked front process: drop privileges, serve until SIGTERM.

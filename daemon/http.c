@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "approval.h"
 #include "audit.h"
 #include "capture.h"
 #include "execute.h"
@@ -30,7 +31,7 @@
 #include "scrub.h"
 #include "tls.h"
 
-enum route { ROUTE_NONE, ROUTE_RUN, ROUTE_PROFILES, ROUTE_POLICY };
+enum route { ROUTE_NONE, ROUTE_RUN, ROUTE_PROFILES, ROUTE_POLICY, ROUTE_APPROVALS, ROUTE_DECIDE };
 
 struct conn_ctx {
 	enum route route;
@@ -40,15 +41,20 @@ struct conn_ctx {
 	bool too_large;
 };
 
+enum who { WHO_ANY, WHO_RUNNER, WHO_PERSON };
+
 static const struct {
 	const char *path;
+	bool prefix;   /* path is a prefix: "/v0/approvals/" + id */
 	const char *method;
 	enum route route;
-	bool run; /* needs a role that may run (app, orchestrator) */
+	enum who who;  /* runners are app and orchestrator */
 } routes[] = {
-	{"/v0/run", "POST", ROUTE_RUN, true},
-	{"/v0/profiles", "GET", ROUTE_PROFILES, false},
-	{"/v0/policy", "GET", ROUTE_POLICY, false},
+	{"/v0/run", false, "POST", ROUTE_RUN, WHO_RUNNER},
+	{"/v0/profiles", false, "GET", ROUTE_PROFILES, WHO_ANY},
+	{"/v0/policy", false, "GET", ROUTE_POLICY, WHO_ANY},
+	{"/v0/approvals", false, "GET", ROUTE_APPROVALS, WHO_ANY},
+	{"/v0/approvals/", true, "POST", ROUTE_DECIDE, WHO_PERSON},
 };
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
@@ -100,7 +106,7 @@ static enum MHD_Result respond_error(const struct front *f, struct MHD_Connectio
 		hvalue = "1";
 	} else if (e->status == 405) {
 		hname = "Allow";
-		hvalue = strcmp(url, "/v0/run") == 0 ? "POST" : "GET";
+		hvalue = strcmp(url, "/v0/run") == 0 || strncmp(url, "/v0/approvals/", 14) == 0 ? "POST" : "GET";
 	}
 	enum MHD_Result r = respond(c, (unsigned)e->status, body ? body : "{}", hname, hvalue);
 	free(body);
@@ -135,6 +141,72 @@ static cJSON *run_audit_line(const struct front *f, const struct run_request *r,
 	return a;
 }
 
+/* Park an approval-"each" run until a person decides (SPEC §9).  Returns 0
+ * when allowed; otherwise -1 with `e` set (499: the requester left). */
+static int wait_for_person(struct front *f, const struct conn_ctx *x, const struct run_request *r,
+                           cJSON *line, int client_fd, struct request_error *e)
+{
+	enum approval_outcome out;
+	char id[33];
+	cJSON *cmd = cJSON_GetObjectItem(line, "cmd");
+	struct approval_info info = {
+		.requester_cn = x->peer.cn, .requester_role = tls_role_name(x->peer.role),
+		.profile = r->profile->name, .cmd = cJSON_GetStringValue(cmd), .cwd = r->cwd,
+	};
+	if (approvals_wait(f->approvals, &info, client_fd, f->cfg->approval_timeout_s, id, &out) < 0) {
+		request_error_set(e, 503, "at_capacity", "Too many runs are waiting for approval; retry later.");
+		return -1;
+	}
+	cJSON_AddStringToObject(line, "approval_id", id);
+	switch (out) {
+	case APPROVAL_ALLOWED:
+		cJSON_AddStringToObject(line, "approval", "allowed");
+		return 0;
+	case APPROVAL_DENIED:
+		request_error_set(e, 403, "approval_denied", "A person denied this run (approval %s).", id);
+		break;
+	case APPROVAL_EXPIRED:
+		request_error_set(e, 403, "approval_expired", "No person approved this run within %u seconds (approval %s).",
+		                  f->cfg->approval_timeout_s, id);
+		break;
+	case APPROVAL_WITHDRAWN:
+		request_error_set(e, 499, "approval_withdrawn", "The requester went away; the approval was withdrawn.");
+		break;
+	}
+	return -1;
+}
+
+static enum MHD_Result handle_decide(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+                                     const char *method, const char *url)
+{
+	struct request_error e;
+	const char *id = url + strlen("/v0/approvals/");
+	cJSON *root = cJSON_ParseWithLength(x->body ? x->body : "", x->len);
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "decision");
+	cJSON *line = cJSON_CreateObject();
+	cJSON_AddStringToObject(line, "approval_id", id);
+
+	if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32) {
+		request_error_set(&e, 404, "unknown_approval", "There is no approval with id '%.40s'.", id);
+	} else if (!cJSON_IsObject(root) || cJSON_GetArraySize(root) != 1 || !cJSON_IsString(d) ||
+	           (strcmp(d->valuestring, "allow") != 0 && strcmp(d->valuestring, "deny") != 0)) {
+		request_error_set(&e, 400, "bad_decision", "The body must be {\"decision\": \"allow\"} or {\"decision\": \"deny\"}.");
+	} else if (approvals_decide(f->approvals, id, strcmp(d->valuestring, "allow") == 0, x->peer.cn) < 0) {
+		request_error_set(&e, 404, "unknown_approval",
+		                  "No run with approval id %s is waiting: it was decided, expired or withdrawn.", id);
+	} else {
+		char body[128];
+		snprintf(body, sizeof(body), "{\"id\":\"%s\",\"decision\":\"%s\"}", id, d->valuestring);
+		cJSON_AddStringToObject(line, "decision", d->valuestring);
+		cJSON_Delete(root);
+		enum MHD_Result r = respond(c, 200, body, NULL, NULL);
+		audit_request(f, x, method, url, 200, NULL, line);
+		return r;
+	}
+	cJSON_Delete(root);
+	return respond_error(f, c, x, method, url, &e, line);
+}
+
 static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
                                   const char *method, const char *url)
 {
@@ -147,11 +219,14 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		return respond_error(f, c, x, method, url, &e, NULL);
 	new_run_id(run_id);
 	cJSON *line = run_audit_line(f, &r, run_id);
-	if (r.profile->approval == PROFILE_APPROVAL_EACH) {
-		request_error_set(&e, 403, "approval_unavailable",
-		                  "Profile '%s' needs a person's approval for each run, and this build cannot take approvals yet; use another profile.",
-		                  r.profile->name);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	int client_fd = ci ? ci->connect_fd : -1;
+	if (r.profile->approval == PROFILE_APPROVAL_EACH && wait_for_person(f, x, &r, line, client_fd, &e) < 0) {
 		request_free(&r);
+		if (e.status == 499) {
+			audit_request(f, x, method, url, 499, e.code, line);
+			return MHD_NO;
+		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
 	unsigned busy = atomic_fetch_add(&f->runs, 1);
@@ -161,8 +236,6 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	int client_fd = ci ? ci->connect_fd : -1;
 	int rc = execute_run(f->ctl, f->scrub, &r, run_id, client_fd, &res, &e);
 	atomic_fetch_sub(&f->runs, 1);
 	if (rc < 0) {
@@ -243,13 +316,19 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 	}
 	bool path_known = false;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(url, routes[i].path) != 0)
+		size_t plen = strlen(routes[i].path);
+		if (routes[i].prefix ? (strncmp(url, routes[i].path, plen) != 0 || url[plen] == '\0')
+		                     : strcmp(url, routes[i].path) != 0)
 			continue;
 		path_known = true;
 		if (strcmp(method, routes[i].method) != 0)
 			continue;
-		if (routes[i].run && x->peer.role == TLS_ROLE_PERSON) {
+		if (routes[i].who == WHO_RUNNER && x->peer.role == TLS_ROLE_PERSON) {
 			request_error_set(e, 403, "role_not_allowed", "Role 'person' may read and approve but not run commands.");
+			return -1;
+		}
+		if (routes[i].who == WHO_PERSON && x->peer.role != TLS_ROLE_PERSON) {
+			request_error_set(e, 403, "role_not_allowed", "Only a certificate with role 'person' may decide approvals.");
 			return -1;
 		}
 		x->route = routes[i].route;
@@ -261,10 +340,10 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 			request_error_set(e, 404, "not_found", "There is no endpoint %.64s; see GET /v0/policy.", url);
 		return -1;
 	}
-	if (x->route == ROUTE_RUN) {
+	if (x->route == ROUTE_RUN || x->route == ROUTE_DECIDE) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		if (!ct || (strncasecmp(ct, "application/json", 16) != 0) || (ct[16] != '\0' && ct[16] != ';')) {
-			request_error_set(e, 415, "unsupported_media_type", "POST /v0/run takes Content-Type: application/json.");
+			request_error_set(e, 415, "unsupported_media_type", "POST %.64s takes Content-Type: application/json.", url);
 			return -1;
 		}
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -322,6 +401,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	case ROUTE_POLICY:
 		audit_request(f, x, method, url, 200, NULL, NULL);
 		return respond(c, 200, f->policy_json, NULL, NULL);
+	case ROUTE_APPROVALS: {
+		char *list = approvals_list_json(f->approvals);
+		enum MHD_Result r = respond(c, 200, list ? list : "{\"approvals\":[]}", NULL, NULL);
+		free(list);
+		audit_request(f, x, method, url, 200, NULL, NULL);
+		return r;
+	}
+	case ROUTE_DECIDE:
+		return handle_decide(f, c, x, method, url);
 	case ROUTE_NONE:
 		break;
 	}

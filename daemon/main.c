@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "approval.h"
 #include "audit.h"
 #include "config.h"
 #include "front.h"
@@ -126,16 +127,19 @@ static int open_listener(const struct config *cfg)
 }
 
 /* Fail closed (SPEC §6): every lock must work on this kernel. */
-static void self_check(struct policy_facts *facts, struct sock_fprog *filter)
+static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
-	char err[256];
+	char err[256], parent[64];
 	facts->landlock_abi = landlock_abi();
 	if (facts->landlock_abi < LANDLOCK_MIN_ABI)
 		log_fatal("Landlock ABI %d is too old or disabled (need %d or newer; boot with lsm=...,landlock)",
 		          facts->landlock_abi, LANDLOCK_MIN_ABI);
 	if (seccomp_build_sandbox(filter, err, sizeof(err)) < 0)
 		log_fatal("seccomp is not usable: %s", err);
-	if (runcg_init(err, sizeof(err)) < 0)
+	/* The parent cgroup is named after the uid range: two daemons with
+	 * different ranges never clean up each other's runs. */
+	snprintf(parent, sizeof(parent), "sharness-%u", cfg->uid_first);
+	if (runcg_init_named(parent, false, err, sizeof(err)) < 0)
 		log_fatal("cgroups are not usable: %s", err);
 	facts->cgroup_version = runcg_version();
 	facts->memory_controller = runcg_has_memory();
@@ -248,7 +252,7 @@ int main(int argc, char **argv)
 
 	struct launcher l = {.cfg = &cfg, .profiles = &profiles};
 	struct policy_facts facts;
-	self_check(&facts, &l.seccomp);
+	self_check(&cfg, &facts, &l.seccomp);
 
 	/* Crash recovery: nothing a killed predecessor left may live on. */
 	int killed = uidpool_kill_strays(cfg.uid_first, cfg.uid_count);
@@ -277,6 +281,9 @@ int main(int argc, char **argv)
 	f.scrub = scrub;
 	f.policy_json = policy_build(&cfg, &profiles, scrub, &facts, f.policy_hash);
 	f.profiles_json = policy_profiles(&profiles);
+	f.approvals = approvals_new(cfg.max_runs * 4);
+	if (!f.approvals)
+		log_fatal("out of memory");
 	f.audit_fd = audit_open(cfg.audit_log);
 	if (f.audit_fd < 0)
 		log_fatal("cannot open the audit log %s: %s", cfg.audit_log, strerror(errno));

@@ -42,8 +42,12 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	char listen[300];
 
 	cJSON *ep = cJSON_AddObjectToObject(o, "endpoints");
+	cJSON_AddItemToObject(ep, "GET /v0/approvals", roles(0));
 	cJSON_AddItemToObject(ep, "GET /v0/policy", roles(0));
 	cJSON_AddItemToObject(ep, "GET /v0/profiles", roles(0));
+	cJSON *person = cJSON_CreateArray();
+	cJSON_AddItemToArray(person, cJSON_CreateString("person"));
+	cJSON_AddItemToObject(ep, "POST /v0/approvals/{id}", person);
 	cJSON_AddItemToObject(ep, "POST /v0/run", roles(1));
 
 	cJSON *f = cJSON_AddObjectToObject(o, "filter");
@@ -64,6 +68,7 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddStringToObject(k, "seccomp", "filter");
 
 	cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(lim, "approval_timeout_s", cfg->approval_timeout_s);
 	cJSON_AddNumberToObject(lim, "cmd_bytes", RUN_CMD_MAX);
 	cJSON_AddNumberToObject(lim, "connections", cfg->connection_limit);
 	cJSON_AddNumberToObject(lim, "env_vars", RUN_ENV_COUNT_MAX);

@@ -30,6 +30,7 @@
  */
 #include "scrub.h"
 #include "scrub_detect.h"
+#include "scrub_fp.h"
 #include "scrub_rules.h"
 #include "scrub_view.h"
 
@@ -107,7 +108,7 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
 	(void)from;
 	(void)flags;
 	if (id >= r->nanchors) {
-		size_t len = r->needle_len[id - r->nanchors];
+		size_t len = r->short_len[id - r->nanchors];
 		add_span(s, (size_t)to - len, (size_t)to, vault_name, SCRUB_PRIO_VAULT, 0, 0);
 	} else {
 		const struct scrub_anchor *a = &r->anchors[id];
@@ -117,6 +118,13 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
 			add_span(s, h.start, h.end, h.name, h.prio, 0, h.open);
 	}
 	return s->oom; /* non-zero stops the scan */
+}
+
+static int on_fp(void *arg, size_t start, size_t len)
+{
+	struct scrub_stream *s = arg;
+	add_span(s, start, start + len, vault_name, SCRUB_PRIO_VAULT, 0, 0);
+	return s->oom;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -159,6 +167,8 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
 		return 0;
 	if (hs_scan(s->r->db, (const char *)data, (unsigned)len, 0, s->scratch, on_match, s) != HS_SUCCESS &&
 	    !s->oom)
+		return -1;
+	if (!s->oom && scrub_fp_scan(s->r->fp, data, len, on_fp, s) != 0 && !s->oom)
 		return -1;
 	return s->oom ? -1 : 0;
 }

@@ -1,8 +1,9 @@
 /*
  * scrub_rules.h - the compiled secret-filter rules shared by every stream:
- * one Vectorscan literal database holding every detector anchor and every
- * vault needle, plus what a match id means.  Internal to the scrub module
- * (scrub.h is the public contract).
+ * one Vectorscan literal database holding every detector anchor and the
+ * vault needles too short for the fingerprint index, the fingerprint index
+ * (scrub_fp.h) holding all longer ones, plus what a match id means.
+ * Internal to the scrub module (scrub.h is the public contract).
  *
  * Read-only after scrub_rules_new; streams clone the prototype scratch.
  */
@@ -12,6 +13,7 @@
 #include <hs/hs.h>
 #include <stddef.h>
 
+struct scrub_fp;
 struct scrub_vault;
 
 /* A stream scans windows of SCRUB_WINDOW bytes and holds back the last
@@ -20,7 +22,7 @@ struct scrub_vault;
 #define SCRUB_HOLD (16u * 1024u)
 
 /* What a prefilter id stands for: ids below nanchors are detector anchors,
- * the rest are vault needles (id - nanchors). */
+ * the rest are short vault needles (short_len[id - nanchors] long). */
 struct scrub_anchor {
 	unsigned rule; /* index into scrub_detect_rules */
 	unsigned len;
@@ -31,8 +33,9 @@ struct scrub_rules {
 	hs_scratch_t *scratch; /* prototype for hs_clone_scratch */
 	struct scrub_anchor *anchors;
 	size_t nanchors;
-	unsigned *needle_len;
-	size_t nneedles;
+	unsigned *short_len;
+	size_t nshort;
+	struct scrub_fp *fp; /* vault needles of SCRUB_FP_MIN_LEN bytes and more */
 	struct scrub_vault *vault;
 };
 

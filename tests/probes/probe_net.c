@@ -7,8 +7,8 @@
  * Output, one "<check> <target> <result>" line each (result = OK or errno
  * name; a TCP connect gives up after 2 s with ETIMEDOUT):
  *   ifaces - <name,name,...>         interfaces in /proc/net/dev
- *   connect_tcp 1.1.1.1:443 <r>       always tried (ENETUNREACH in an empty netns)
- *   udp_send 8.8.8.8:53 <r>           always tried
+ *   connect_tcp 192.0.2.1:443 <r>     only when the only interface is lo
+ *   udp_send 192.0.2.1:53 <r>         (ENETUNREACH in an empty netns)
  *   bind_tcp 127.0.0.1:0 <r>          Landlock ABI >= 4 denies it (EACCES)
  *   bind_udp 127.0.0.1:0 <r>
  *   socket_raw_inet - <r>             needs CAP_NET_RAW (EPERM)
@@ -188,7 +188,8 @@ static int try_socket(int family, int type)
 	return 0;
 }
 
-static void print_ifaces(void)
+/* Returns 1 when the only interface is lo (an isolated network namespace). */
+static int print_ifaces(void)
 {
 	char line[256], out[1024] = "";
 	FILE *f = fopen("/proc/net/dev", "re");
@@ -196,7 +197,7 @@ static void print_ifaces(void)
 
 	if (!f) {
 		printf("ifaces - %s\n", strerrorname_np(errno));
-		return;
+		return 0;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *c = strchr(line, ':'), *name = line;
@@ -213,14 +214,22 @@ static void print_ifaces(void)
 	}
 	fclose(f);
 	printf("ifaces - %s\n", out);
+	return strcmp(out, "lo") == 0;
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	print_ifaces();
-	printf("connect_tcp 1.1.1.1:443 %s\n", res(tcp_connect("1.1.1.1:443")));
-	printf("udp_send 8.8.8.8:53 %s\n", res(udp_send("8.8.8.8:53")));
+	/* Outward attempts only where nothing can leave: if this probe ever ran
+	 * outside an isolated netns it must not send a packet anywhere.  The
+	 * targets are TEST-NET-1 addresses (RFC 5737), routed nowhere. */
+	if (print_ifaces()) {
+		printf("connect_tcp 192.0.2.1:443 %s\n", res(tcp_connect("192.0.2.1:443")));
+		printf("udp_send 192.0.2.1:53 %s\n", res(udp_send("192.0.2.1:53")));
+	} else {
+		printf("connect_tcp 192.0.2.1:443 SKIPPED-not-isolated\n");
+		printf("udp_send 192.0.2.1:53 SKIPPED-not-isolated\n");
+	}
 	printf("bind_tcp 127.0.0.1:0 %s\n", res(bind_local(SOCK_STREAM)));
 	printf("bind_udp 127.0.0.1:0 %s\n", res(bind_local(SOCK_DGRAM)));
 	printf("socket_raw_inet - %s\n", res(try_socket(AF_INET, SOCK_RAW)));

@@ -1,0 +1,50 @@
+/*
+ * approval.h - runs that wait for a person (SPEC §9).  A run under a profile
+ * with approval "each" is parked here, its request held open, until a
+ * person-role client allows or denies it, it expires, or its requester hangs
+ * up.  An approval is single-use and bound to the one waiting request: the
+ * id is random, the decision wakes exactly that request, and the entry is
+ * gone afterwards.
+ *
+ * Trust: front side; ids and decisions come from the network.
+ */
+#ifndef SHARNESS_APPROVAL_H
+#define SHARNESS_APPROVAL_H
+
+#include <stdbool.h>
+
+struct approvals;
+
+enum approval_outcome {
+	APPROVAL_ALLOWED,
+	APPROVAL_DENIED,
+	APPROVAL_EXPIRED,
+	APPROVAL_WITHDRAWN, /* the requester went away */
+};
+
+struct approval_info {
+	const char *requester_cn;
+	const char *requester_role;
+	const char *profile;
+	const char *cmd;          /* already filtered */
+	const char *cwd;
+};
+
+struct approvals *approvals_new(unsigned max_pending);
+void approvals_free(struct approvals *a);
+
+/* Park the calling request and block until it is decided.  `client_fd` is
+ * watched for a hang-up; `timeout_s` bounds the wait.  `id` receives the
+ * approval id (32 hex characters).  Returns -1 (errno EAGAIN) when too many
+ * runs wait already. */
+int approvals_wait(struct approvals *a, const struct approval_info *info, int client_fd,
+                   unsigned timeout_s, char id[33], enum approval_outcome *outcome);
+
+/* Decide a pending approval.  Returns 0, or -1 with errno ENOENT when no
+ * run with that id is waiting (unknown, decided, expired or withdrawn). */
+int approvals_decide(struct approvals *a, const char *id, bool allow, const char *decider_cn);
+
+/* {"approvals":[{"id","requester","requester_role","profile","cmd","cwd","age_s"}]}, malloc'd. */
+char *approvals_list_json(struct approvals *a);
+
+#endif

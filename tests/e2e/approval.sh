@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Approval for admin (SPEC §9) through the real daemon with curl: the full
+# cycle, wrong role, deny, expiry, replay, withdrawal, and an approved run
+# that still has no privileges.
+. "$(dirname "$0")/lib.sh"
+e2e_start '{"approval_timeout_s": 3}'
+
+start_admin() { # CMD -> background request; its status/body land in $T/adm.*
+	local body
+	body=$(jq -nc --arg c "$1" '{cmd: $c, profile: "admin"}')
+	curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+		--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
+	ADM=$!
+}
+pending_id() { # CMD -> the id of the pending run with that cmd
+	local id=
+	for _ in $(seq 1 50); do
+		api GET /v0/approvals person
+		id=$(printf '%s' "$BODY" | jq -r --arg c "$1" '.approvals[] | select(.cmd == $c) | .id')
+		[ -n "$id" ] && break
+		sleep 0.1
+	done
+	printf '%s' "$id"
+}
+
+start_admin 'id -u; su -c "rm -rf /" root </dev/null; echo "su=$?"; python3 -c "import os; os.setuid(0)" 2>&1 | tail -1'
+id=$(pending_id 'id -u; su -c "rm -rf /" root </dev/null; echo "su=$?"; python3 -c "import os; os.setuid(0)" 2>&1 | tail -1')
+check_match "a waiting admin run is listed" "$id" '^[0-9a-f]{32}$'
+api GET /v0/approvals person
+check_eq "the listing names requester, role, profile, cwd" "$(jf '.approvals[0] | [.requester, .requester_role, .profile, .cwd, (.age_s >= 0)] | map(tostring) | join(" ")')" "app app admin $WS true"
+check "the run is still waiting" kill -0 "$ADM"
+api POST "/v0/approvals/$id" '{"decision": "allow"}' app
+check_eq "app may not decide" "$STATUS/$(jf .error.code)" 403/role_not_allowed
+api POST "/v0/approvals/$id" '{"decision": "allow"}' orchestrator
+check_eq "orchestrator may not decide" "$STATUS/$(jf .error.code)" 403/role_not_allowed
+api POST "/v0/approvals/$id" '{"decision": "maybe"}' person
+check_eq "a bad decision is refused" "$STATUS/$(jf .error.code)" 400/bad_decision
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+check_eq "person allows" "$STATUS/$(jf .decision)" 200/allow
+wait "$ADM"
+check_eq "the approved run ran" "$(cat "$T/adm.status")" 200
+out=$(jq -r .stdout "$T/adm.body")
+check_match "approved run: still not root" "$(head -1 <<<"$out")" '^[1-9][0-9]{6,}$'
+check "approved run: su fails (no privileges)" grep -q '^su=1$' <<<"$out"
+check "approved run: setuid(0) fails" grep -q 'Operation not permitted' <<<"$out"
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+check_eq "an approval is single-use (replay refused)" "$STATUS/$(jf .error.code)" 404/unknown_approval
+
+start_admin 'echo should-not-run'
+id=$(pending_id 'echo should-not-run')
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+check_eq "person denies" "$STATUS/$(jf .decision)" 200/deny
+wait "$ADM"
+check_eq "denied: 403 approval_denied" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 403/approval_denied
+
+start_admin 'echo too-late'
+id=$(pending_id 'echo too-late')
+wait "$ADM"
+check_eq "expired: 403 approval_expired" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 403/approval_expired
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+check_eq "an expired approval cannot be decided" "$STATUS" 404
+
+start_admin 'echo withdrawn'
+id=$(pending_id 'echo withdrawn')
+kill "$ADM"
+wait "$ADM" 2>/dev/null
+sleep 0.5
+api GET /v0/approvals person
+check_eq "a requester hanging up withdraws the approval" "$(jf '.approvals | length')" 0
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+check_eq "a withdrawn approval cannot be decided" "$STATUS" 404
+api POST /v0/approvals/0123 '{"decision": "allow"}' person
+check_eq "unknown id: 404" "$STATUS/$(jf .error.code)" 404/unknown_approval
+check_eq "audit: decisions logged" "$(grep -c '"decision":"allow"' "$T/audit.log")" 1

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The verdict table of SPEC §14 and the attack checklist, through the real
+# daemon.  The attacks run only after the suite has proven, from inside, that
+# commands are sandboxed (own pid namespace, non-root uid, private /proc,
+# no_new_privs, seccomp): if that proof fails, every attack is reported as
+# failed without being run, so a broken sandbox never turns this test into
+# an attack on the machine.
+. "$(dirname "$0")/lib.sh"
+
+PROBES=$ROOT/build/probes
+# A test profile that may execute the probe binaries (and nothing else new).
+jq --arg p "$PROBES" '.name = "probe" | .description = "escape-suite probes" | .exec_paths = [$p]' \
+	"$ROOT/profiles/analyse.json" >"$T/probe.json"
+jq --arg p "$PROBES" '.name = "probew" | .description = "escape-suite probes, writable workspace" |
+	.workspace = "read-write" | .exec_paths = [$p] | .network = {"mode": "none"} | .approval = "never"' \
+	"$ROOT/profiles/analyse.json" >"$T/probew.json"
+printf 'sk-vault-secret-value-123456\n' >"$T/secrets"
+E2E_PROFILES="$T/probe.json $T/probew.json"
+export ANTHROPIC_API_KEY=sk-ant-daemon-env-must-not-leak
+e2e_start "{\"secrets_file\": \"$T/secrets\"}"
+unset ANTHROPIC_API_KEY
+
+# --- Proof: are commands really sandboxed? -------------------------------
+run_cmd "$PROBES/probe_identity" probe
+id=$(jf .stdout)
+proof=1
+prove() { # DESC GOT EXPECTED-REGEX
+	if [[ "$2" =~ $3 ]]; then ok "proof: $1"; else not_ok "proof: $1" "got: $2"; proof=0; fi
+}
+prove "the probe ran" "$STATUS/$(jf .exit)" '^200/0$'
+prove "non-root uid" "$(grep '^uid ' <<<"$id")" "^uid ([1-9][0-9]{6,}) \\1 \\1$"
+prove "own pid namespace (init is pid 1, few processes)" "$(grep -E '^(pid1|procs) ' <<<"$id" | tr '\n' ' ')" '^pid1 sharnessd procs [1-4] $'
+prove "no capabilities" "$(grep -E '^Cap(Prm|Eff|Bnd|Amb) ' <<<"$id" | awk '{print $2}' | sort -u)" '^0+$'
+prove "no_new_privs" "$(grep '^NoNewPrivs ' <<<"$id")" '^NoNewPrivs 1$'
+prove "seccomp filter" "$(grep '^Seccomp ' <<<"$id")" '^Seccomp 2$'
+prove "hostname" "$(grep '^hostname ' <<<"$id")" '^hostname sandbox$'
+prove "only fds 0, 1, 2" "$(grep '^fds ' <<<"$id")" '^fds 0,1,2$'
+prove "private /proc" "$(run_cmd 'ls /proc | grep -c "^[0-9]"' probe; jf .stdout)" '^[1-5]$'
+
+attack() { # DESC CMD [PROFILE] [EXTRA] -- runs only when the proof held
+	if [ "$proof" != 1 ]; then
+		not_ok "$1" "not run: the sandbox was not proven"
+		return 1
+	fi
+	run_cmd "$2" "${3:-probe}" "${4:-{\}}"
+	return 0
+}
+verdict() { # DESC CMD EXPECTED-STDOUT-REGEX [PROFILE]
+	attack "$1" "$2" "${4:-probe}" || return
+	check_match "$1" "$(jf .stdout)$(jf .stderr)" "$3"
+}
+
+# --- The verdict table (SPEC §14) ------------------------------------------
+verdict "grep -rn TODO src runs" 'grep -rn TODO src' 'src/main.c:1:.*TODO'
+verdict "~/.aws/credentials: no such file" 'cat ~/.aws/credentials' 'No such file or directory'
+verdict "/home and /root are not there" 'ls -d /home/* /root 2>&1' "cannot access '/home/\\*'.*cannot access '/root'"
+verdict "no network: curl fails" 'curl -sS --max-time 5 http://192.0.2.1/ 2>&1; echo "rc=$?"' '(Network is unreachable|Could not connect|Failed to connect).*rc=7'
+verdict "no network: no name resolution" 'getent hosts pypi.org; echo "rc=$?"' 'rc=2'
+attack "the daemon's environment does not leak" 'echo "[$ANTHROPIC_API_KEY]"' &&
+	check_eq "the daemon's environment does not leak" "$(jf .stdout)" "[]"
+printf '#!/bin/sh\necho pwned\n' >"$WS/payload"
+cp /bin/true "$WS/payload-elf"
+chmod 755 "$WS/payload" "$WS/payload-elf"
+verdict "./payload: Permission denied" './payload' 'Permission denied'
+verdict "./payload-elf: Permission denied" './payload-elf 2>&1; echo "rc=$?"' 'Permission denied.*rc=126'
+verdict "ld.so ./payload-elf fails (noexec mount)" '/lib64/ld-linux-x86-64.so.2 ./payload-elf 2>&1; echo "rc=$?"' '(failed to map segment|Permission denied|Operation not permitted).*rc=127'
+verdict "memfd exec fails (vm.memfd_noexec=2)" "$PROBES/probe_memfd" 'execve_proc_fd EACCES'
+verdict "setuid(0): EPERM" 'python3 -c "import os; os.setuid(0)"' 'PermissionError: \[Errno 1\] Operation not permitted'
+verdict "setuid binaries are inert" 'su -c id root </dev/null; echo "rc=$?"' 'rc=1'
+verdict "vault key filtered" 'echo "token: sk-vault-secret-value-123456"' '^token: \[filtered: vault key\]$'
+check_eq "vault key counted" "$(jf .filtered)" 1
+verdict "touch /etc/x refused" 'touch /etc/x' '(Read-only file system|Permission denied)'
+verdict "echo > ~/.bashrc refused" 'echo x > ~/.bashrc' '(Read-only file system|Permission denied)'
+verdict "write to a read-only workspace refused" 'echo x > planted.txt' '(Read-only file system|Permission denied)'
+verdict "write outside the workspace refused" "echo x > $WS/../outside.txt" '(Read-only file system|Permission denied|No such file)'
+verdict "write to /usr refused" 'touch /usr/x' '(Read-only file system|Permission denied)'
+check "the host is unchanged" test ! -e /etc/x -a ! -e "$WS/planted.txt" -a ! -e "$T/outside.txt" -a ! -e /usr/x
+verdict "kill -9 1 does nothing" 'kill -9 1; sleep 0.2; echo alive' 'alive'
+verdict "the daemon's pid is not visible" "kill -9 $DAEMON_PID 2>&1; echo rc=\$?" 'No such process.*rc=1'
+check "the daemon still runs" kill -0 "$DAEMON_PID"
+# The bomb keeps the shell alive for 2 s and then counts, with builtins only,
+# the processes it could make: never more than the profile's pids_max (64).
+attack "fork bomb" ':(){ :|:& };:; sleep 2; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo "procs=$n"' probe '{"timeout_s": 10}' &&
+	check_match "fork bomb stopped at the pids limit" "$STATUS $(jf .stdout)" '^200 procs=([1-5][0-9]|6[0-4])$'
+check "daemon unaffected by the fork bomb" kill -0 "$DAEMON_PID"
+run_cmd 'echo still serving' probe
+check_eq "daemon serves after the fork bomb" "$(jf .stdout)" "still serving"
+sleep 0.3
+check_eq "fork bomb: no process of the uid range" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" 0
+attack "background children do not outlive the reply" 'sleep 1000 & setsid sleep 1000 & (sleep 1000 &) ; echo started' &&
+	check_match "background children: prompt reply" "$(jf .stdout)/$(jf .ms)" '^started\n?/[0-9]{1,3}$'
+sleep 0.3
+check_eq "background children: none left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" 0
+
+# --- Files, mounts, ownership ------------------------------------------------
+verdict "/run and /var/run hidden" 'ls /run /var/run 2>&1' "cannot access '/run'.*cannot access '/var/run'"
+verdict "/sys hidden" 'ls /sys 2>&1' "cannot access '/sys'"
+verdict "private /tmp" 'echo x > /tmp/sandbox-only; ls /tmp' 'sandbox-only'
+check "private /tmp is not the host's" test ! -e /tmp/sandbox-only
+verdict "/tmp is noexec" 'cp /bin/true /tmp/t && /tmp/t 2>&1; echo "rc=$?"' 'Permission denied.*rc=126'
+verdict "/dev/shm is private and noexec" 'cp /bin/true /dev/shm/t && /dev/shm/t 2>&1; echo "rc=$?"' 'Permission denied.*rc=126'
+verdict "ipc namespace" 'cat /proc/sysvipc/shm | wc -l' '^1$'
+verdict "landlock: /etc/shadow unreadable" 'cat /etc/shadow' 'Permission denied'
+verdict "landlock ABI in force (probe_fs)" "$PROBES/probe_fs r:/etc/hostname w:/etc/hostname x:$WS/payload-elf m:$WS/payload-elf" '^r /etc/hostname OK.w /etc/hostname (EROFS|EACCES).x [^ ]+ EACCES.m [^ ]+ EPERM'
+chown 12345:12345 "$WS"
+mkdir -p "$WS/.git/hooks"
+touch "$WS/.git/config"
+attack "workspace writes belong to the workspace owner" 'echo made > made.txt; ls -ln made.txt' probew &&
+	check_eq "workspace writes belong to the workspace owner" "$(stat -c %u:%g "$WS/made.txt" 2>&1)" "12345:12345"
+verdict ".git/hooks stays read-only" 'echo "#!/bin/sh" > .git/hooks/pre-commit' '(Read-only file system|Permission denied)' probew
+verdict ".git/config stays read-only" 'echo "[core]" >> .git/config' '(Read-only file system|Permission denied)' probew
+check "no hook was planted" test ! -e "$WS/.git/hooks/pre-commit"
+verdict "writable workspace is still noexec" 'cp /bin/true ./t2 && ./t2 2>&1; echo "rc=$?"' 'Permission denied.*rc=126' probew
+
+# --- seccomp and network probes ----------------------------------------------
+attack "seccomp probe" "$PROBES/probe_syscalls" && {
+	out=$(jf .stdout)
+	for want in "ptrace EPERM" "unshare EPERM" "mount EPERM" "clone3 ENOSYS" "io_uring_setup ENOSYS" \
+		"open_tree ENOSYS" "keyctl EPERM" "bpf EPERM" "x32 SIGSYS" "i386 SIGSYS"; do
+		check "seccomp: $want" grep -q "^$want" <<<"$out"
+	done
+}
+attack "network probe" "$PROBES/probe_net" && {
+	out=$(jf .stdout)
+	for want in "ifaces - lo" "connect_tcp 192.0.2.1:443 E(NETUNREACH|ACCES)" "socket_packet - EAFNOSUPPORT" \
+		"socket_alg - EAFNOSUPPORT" "socket_vsock - EAFNOSUPPORT" "bind_tcp 127.0.0.1:0 EACCES"; do
+		check "network: $want" grep -Eq "^$want" <<<"$out"
+	done
+}
+
+# --- nothing left --------------------------------------------------------------
+sleep 0.3
+check_eq "no process of the uid range left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" 0
+check_eq "no run cgroup left" "$(ls /sys/fs/cgroup/pids/sharness-$UID_FIRST 2>/dev/null | grep -c '^run-')" 0
+check_eq "no sandbox mount left on the host" "$(grep -c "$T/state/root" /proc/mounts)" 0

@@ -1,0 +1,56 @@
+# tests/fuzz/fuzz.mk - libFuzzer targets (included by the top Makefile).
+#
+#   make fuzz              build every target and run each for FUZZ_SECONDS (default 60)
+#                          over the committed corpus; new inputs go to build/fuzz/corpus/
+#   make fuzz-smoke        the same for FUZZ_SMOKE_SECONDS (default 5) each: the CI run
+#   make fuzz-build        only build build/fuzz/fuzz_*
+#   make fuzz-merge        minimise build/fuzz/corpus/* into tests/fuzz/corpus/* (to commit)
+#
+# The daemon sources a target needs are compiled here again with clang and
+# coverage instrumentation (build/libsharnessd.a is gcc without coverage).
+
+FUZZ_CC            ?= clang
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_DIR           := $(BUILD)/fuzz
+FUZZ_SAN           := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS        := -g -O1 $(FUZZ_SAN) -std=gnu17 -Wall -Wextra -Werror -Wshadow -Wvla \
+                      -D_GNU_SOURCE -iquote daemon -DFUZZ_PROFILES_DIR='"$(CURDIR)/profiles"'
+FUZZ_LIBS          := -lcjson -lcrypto -lhs -lm
+FUZZ_TARGETS       := request profile config scrub
+
+FUZZ_OBJS_profile  := profile
+FUZZ_OBJS_config   := config
+FUZZ_OBJS_request  := request config profile
+FUZZ_OBJS_scrub    := scrub scrub_rules scrub_vault scrub_detect scrub_view
+
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-merge
+
+$(FUZZ_DIR)/obj/%.o: daemon/%.c daemon/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# One explicit link rule per target (no .SECONDEXPANSION: it would change
+# how the rest of the Makefile is read).
+define FUZZ_LINK
+$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_common.h $(FUZZ_OBJS_$(1):%=$(FUZZ_DIR)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$< $(FUZZ_OBJS_$(1):%=$(FUZZ_DIR)/obj/%.o) $$(FUZZ_LIBS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_LINK,$(t))))
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-merge: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p tests/fuzz/corpus/$$t $(FUZZ_DIR)/corpus/$$t; \
+		$(FUZZ_DIR)/fuzz_$$t -merge=1 tests/fuzz/corpus/$$t $(FUZZ_DIR)/corpus/$$t 2>&1 | tail -1; \
+	done

@@ -1,0 +1,244 @@
+/*
+ * fuzz_scrub.c - libFuzzer target for the secret filter (scrub_stream_*,
+ * scrub_buffer) with every detector and five vault keys loaded.
+ *
+ * Input layout (so that small inputs reach the window logic of a stream
+ * that holds 128 KiB and commits all but the last 16 KiB):
+ *   byte 0      seed for the chunk sizes the stream is fed in
+ *   bytes 1-2   where the payload lands: at 0, just before the first commit
+ *               point, just before the window end, or before the second
+ *               commit point (the low bits pick the exact offset)
+ *   byte 3      the benign filler that pads up to that point
+ *   rest        the payload; "\x01 k" expands to vault key k, "\x02 k" to
+ *               its lowercase hex, "\x03 k" to its base64, "\x04 k" to it
+ *               percent-encoded, "\x05 k" to the first half of it (so
+ *               splices of a key with itself and with tokens get built)
+ *
+ * Properties checked on every input:
+ *   1. the filtered output contains no vault key and no encoded form of one
+ *      that the filter promises to find (each needle of the vault);
+ *   2. feeding the stream in random chunks gives exactly the bytes and the
+ *      count scrub_buffer gives in one piece;
+ *   3. scrub_buffer is idempotent: filtering filtered output changes nothing.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz_common.h"
+#include "scrub.h"
+#include "scrub_rules.h"
+#include "scrub_vault.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const keys[] = {
+	"hunter2-Vault-Key-0001",
+	"s3cr3t/with+base64~chars?&%",
+	"quote\"back\\slash<tag>",
+	"AKIAIOSFODNN7EXAMPLEKEY",
+	"Xy7#Qp2!",
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static struct scrub_rules *rules;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char path[] = "/tmp/sharness-fuzz-secrets.XXXXXX", err[512];
+	(void)argc;
+	(void)argv;
+	int fd = mkstemp(path);
+	if (fd < 0)
+		abort();
+	for (size_t i = 0; i < NKEYS; i++) {
+		char line[128];
+		int n = snprintf(line, sizeof(line), "key%zu=%s\n", i, keys[i]);
+		if (write(fd, line, (size_t)n) != n)
+			abort();
+	}
+	close(fd);
+	rules = scrub_rules_new(path, NULL, err, sizeof(err));
+	unlink(path);
+	if (!rules) {
+		fprintf(stderr, "fuzz_scrub: rules: %s\n", err);
+		abort();
+	}
+	if (scrub_vault_count(rules) != NKEYS) {
+		fprintf(stderr, "fuzz_scrub: %zu vault keys loaded, expected %zu\n", scrub_vault_count(rules),
+		        (size_t)NKEYS);
+		abort();
+	}
+	return 0;
+}
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			abort();
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void emit(void *arg, const char *p, size_t n)
+{
+	put(arg, p, n);
+}
+
+static void put_encoded(struct buf *b, unsigned kind, const char *k)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(k);
+	const unsigned char *u = (const unsigned char *)k;
+	switch (kind) {
+	case 1:
+		put(b, k, n);
+		break;
+	case 2:
+		for (size_t i = 0; i < n; i++) {
+			char h[2] = {hex[u[i] >> 4], hex[u[i] & 15]};
+			put(b, h, 2);
+		}
+		break;
+	case 3:
+		for (size_t i = 0; i < n; i += 3) {
+			unsigned v = (unsigned)u[i] << 16 | (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0) |
+			             (i + 2 < n ? u[i + 2] : 0);
+			char q[4] = {b64[v >> 18], b64[(v >> 12) & 63], i + 1 < n ? b64[(v >> 6) & 63] : '=',
+			             i + 2 < n ? b64[v & 63] : '='};
+			put(b, q, 4);
+		}
+		break;
+	case 4:
+		for (size_t i = 0; i < n; i++) {
+			if ((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
+			    (u[i] >= '0' && u[i] <= '9') || strchr("-._~", u[i])) {
+				put(b, &u[i], 1);
+			} else {
+				char h[3] = {'%', "0123456789ABCDEF"[u[i] >> 4], "0123456789ABCDEF"[u[i] & 15]};
+				put(b, h, 3);
+			}
+		}
+		break;
+	case 5:
+		put(b, k, n / 2);
+		break;
+	}
+}
+
+static size_t find_needle(const struct buf *out, size_t *which)
+{
+	for (size_t i = 0; i < scrub_vault_needles(rules->vault); i++) {
+		size_t nl;
+		const unsigned char *nd = scrub_vault_needle(rules->vault, i, &nl);
+		const char *hit = memmem(out->p, out->len, nd, nl);
+		if (hit) {
+			*which = i;
+			return (size_t)(hit - out->p);
+		}
+	}
+	return SIZE_MAX;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const fillers[] = {"\n", " ", "ordinary build output line 42\n", ".", "x",
+	                                      "{\"k\": \"v\"}\n", "\x1b[0m", "=\n"};
+	struct buf in = {0}, a = {0};
+	if (size < 4)
+		return 0;
+	unsigned long long seed = data[0] | 0x9e3779b97f4a7c15ULL;
+	unsigned sel = (unsigned)data[1] | (unsigned)data[2] << 8;
+	const char *fill = fillers[data[3] % (sizeof(fillers) / sizeof(fillers[0]))];
+	size_t off = (sel >> 2) % 2048, pad = 0;
+	switch (sel & 3) {
+	case 1:
+		pad = SCRUB_WINDOW - SCRUB_HOLD - off;
+		break;
+	case 2:
+		pad = SCRUB_WINDOW - off;
+		break;
+	case 3:
+		pad = 2 * SCRUB_WINDOW - SCRUB_HOLD - off;
+		break;
+	}
+	for (size_t fl = strlen(fill); in.len + fl <= pad;)
+		put(&in, fill, fl);
+	for (size_t i = 4; i < size; i++) {
+		if (data[i] >= 1 && data[i] <= 5 && i + 1 < size) {
+			put_encoded(&in, data[i], keys[data[i + 1] % NKEYS]);
+			i++;
+		} else {
+			put(&in, &data[i], 1);
+		}
+	}
+
+	/* 2. the stream fed in random chunks ... */
+	struct scrub_stream *s = scrub_stream_new(rules, emit, &a);
+	FUZZ_ASSERT(s, "stream");
+	for (size_t pos = 0; pos < in.len;) {
+		size_t max = in.len > 65536 ? 65536 : 64;
+		size_t n = 1 + (size_t)(fuzz_rand(&seed) % max);
+		if (n > in.len - pos)
+			n = in.len - pos;
+		FUZZ_ASSERT(scrub_stream_feed(s, in.p + pos, n) == 0, "feed");
+		pos += n;
+	}
+	FUZZ_ASSERT(scrub_stream_finish(s) == 0, "finish");
+	unsigned long count_a = scrub_stream_count(s);
+	scrub_stream_free(s);
+
+	/* ... equals the one-shot filter */
+	size_t blen = 0;
+	unsigned long count_b = 0;
+	char *b = scrub_buffer(rules, in.p ? in.p : "", in.len, &blen, &count_b);
+	FUZZ_ASSERT(b, "scrub_buffer");
+	FUZZ_ASSERT(blen == a.len && memcmp(b, a.p ? a.p : "", blen) == 0 && count_a == count_b,
+	            "chunked stream (%zu bytes, %lu) differs from scrub_buffer (%zu bytes, %lu)", a.len,
+	            count_a, blen, count_b);
+
+	/* 1. no vault key, in any form the vault knows, survives */
+	size_t which = 0, at = find_needle(&a, &which);
+	if (at != SIZE_MAX) {
+		size_t nl;
+		const unsigned char *nd = scrub_vault_needle(rules->vault, which, &nl);
+		FUZZ_ASSERT(0, "vault needle %zu '%.*s' in the output at byte %zu of %zu", which, (int)nl, nd,
+		            at, a.len);
+	}
+	for (size_t k = 0; k < NKEYS; k++)
+		FUZZ_ASSERT(!memmem(b, blen, keys[k], strlen(keys[k])), "vault key %zu in the output", k);
+
+	/* 3. idempotent */
+	size_t clen = 0;
+	char *c = scrub_buffer(rules, b, blen, &clen, NULL);
+	FUZZ_ASSERT(c, "scrub_buffer again");
+	if (clen != blen || memcmp(b, c, blen) != 0) {
+		size_t d = 0;
+		while (d < blen && d < clen && b[d] == c[d])
+			d++;
+		size_t from = d > 40 ? d - 40 : 0;
+		FUZZ_ASSERT(0, "not idempotent at byte %zu:\n once: %.*s\ntwice: %.*s", d,
+		            (int)((blen - from) < 120 ? blen - from : 120), b + from,
+		            (int)((clen - from) < 120 ? clen - from : 120), c + from);
+	}
+	free(c);
+	free(b);
+	free(a.p);
+	free(in.p);
+	return 0;
+}
