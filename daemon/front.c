@@ -6,15 +6,19 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <linux/filter.h>
 #include <microhttpd.h>
 
 #include "log.h"
+#include "privsep.h"
 #include "seccomp.h"
 
 static int drop_privileges(uid_t uid)
@@ -29,12 +33,24 @@ static int drop_privileges(uid_t uid)
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
+/* The launcher reopened the audit log (SIGHUP): switch to the new file.
+ * dup2 replaces the descriptor atomically under the writer threads. */
+static void take_audit_fd(struct front *f)
+{
+	struct privsep_header h;
+	int fd = -1;
+	ssize_t n = privsep_recv(f->ctl, &h, sizeof(h), &fd, 1);
+	if (n == (ssize_t)sizeof(h) && privsep_header_check(&h, PRIVSEP_AUDIT_FD) == 0 && fd >= 0)
+		dup3(fd, f->audit_fd, O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+}
+
 int front_main(struct front *f, int ready_fd)
 {
 	struct sock_fprog filter;
 	char err[256];
 	sigset_t mask;
-	int sig;
 
 	log_set_prefix("front");
 	/* Nothing the front holds needs root: its inputs were read before the
@@ -61,15 +77,24 @@ int front_main(struct front *f, int ready_fd)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	for (;;) {
-		if (sigwait(&mask, &sig) != 0)
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = f->ctl, .events = POLLIN}};
+		if (poll(p, 2, -1) < 0)
 			continue;
-		if (sig == SIGTERM || sig == SIGINT)
+		if (p[0].revents)
 			break;
+		if (p[1].revents & POLLIN)
+			take_audit_fd(f);
+		else if (p[1].revents)
+			break; /* the launcher is gone */
 	}
-	/* Waits for the connection threads; their runs are being stopped by
-	 * the launcher, which got the same signal. */
+	/* The launcher stopped every run before telling us; let the last
+	 * replies (503) leave before the connections are shut down. */
+	MHD_quiesce_daemon(d);
+	for (int i = 0; i < 50 && atomic_load(&f->runs) > 0; i++)
+		usleep(20000);
+	usleep(100000);
 	MHD_stop_daemon(d);
 	return 0;
 }

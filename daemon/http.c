@@ -444,7 +444,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 struct MHD_Daemon *http_start(struct front *f)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS |
-	                 MHD_USE_ERROR_LOG;
+	                 MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	return MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, f,
 		MHD_OPTION_LISTEN_SOCKET, f->listen_fd,

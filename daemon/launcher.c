@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "log.h"
 #include "uidpool.h"
 
@@ -36,6 +37,7 @@ struct state {
 	size_t n;
 	pid_t front;
 	bool stopping;
+	bool front_told; /* SIGTERM sent to the front */
 	int exit_code;
 };
 
@@ -118,6 +120,24 @@ out:
 		close(payload);
 }
 
+/* SIGHUP: log rotation.  The front cannot open files (it has dropped to
+ * its own uid and the log is root's), so we open and hand it the fd. */
+static void reopen_audit(struct state *st, int ctl)
+{
+	struct privsep_header h;
+	int fd = audit_open(st->l->cfg->audit_log);
+	if (fd < 0) {
+		log_warn("cannot reopen the audit log %s: %s", st->l->cfg->audit_log, strerror(errno));
+		return;
+	}
+	privsep_header_init(&h, PRIVSEP_AUDIT_FD);
+	if (privsep_send(ctl, &h, sizeof(h), &fd, 1) < 0)
+		log_warn("cannot pass the reopened audit log to the front: %s", strerror(errno));
+	else
+		log_info("reopened the audit log %s", st->l->cfg->audit_log);
+	close(fd);
+}
+
 static void signal_all(struct state *st, int sig)
 {
 	for (size_t i = 0; i < st->n; i++)
@@ -190,15 +210,19 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 					if (!st->stopping)
 						log_info("shutting down: stopping %zu run(s)", st->n);
+					/* Runs first, so their requests still get an
+					 * answer (503); the front when none is left. */
 					st->stopping = true;
-					if (st->front > 0)
-						kill(st->front, SIGTERM);
 					signal_all(st, SIGTERM);
 				} else if (si.ssi_signo == SIGHUP && st->front > 0) {
-					kill(st->front, SIGHUP);
+					reopen_audit(st, ctl);
 				}
 			}
 			reap(st);
+			if (st->stopping && st->n == 0 && st->front > 0 && !st->front_told) {
+				kill(st->front, SIGTERM);
+				st->front_told = true;
+			}
 		}
 		if (pfd[1].revents & POLLIN)
 			on_run(st, ctl);

@@ -37,6 +37,7 @@ enum privsep_type {
 	PRIVSEP_RUN = 1,
 	PRIVSEP_STARTED = 2,
 	PRIVSEP_EXIT = 3,
+	PRIVSEP_AUDIT_FD = 4, /* launcher -> front, control socket; fds: [new audit log] */
 };
 
 struct privsep_header {

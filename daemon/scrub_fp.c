@@ -61,10 +61,17 @@ static inline uint64_t load64(const unsigned char *p)
 
 /* Three bits of one word, from the top bits of a second product (the top bits
  * of a product depend on every bit of the gram). */
+static const uint64_t bit[64] = {
+#define B4(i) 1ull << (i), 1ull << (i + 1), 1ull << (i + 2), 1ull << (i + 3)
+	B4(0), B4(4), B4(8), B4(12), B4(16), B4(20), B4(24), B4(28),
+	B4(32), B4(36), B4(40), B4(44), B4(48), B4(52), B4(56), B4(60),
+#undef B4
+};
+
 static inline uint64_t bloom_mask(uint64_t g)
 {
 	uint64_t h = g * K2;
-	return (1ull << (h >> 58)) | (1ull << ((h >> 52) & 63)) | (1ull << ((h >> 46) & 63));
+	return bit[h >> 58] | bit[(h >> 52) & 63];
 }
 
 static inline size_t slot_of(uint64_t g, size_t mask)
@@ -100,6 +107,9 @@ void scrub_fp_free(struct scrub_fp *fp)
 	free(fp);
 }
 
+static unsigned long nverify;
+unsigned long scrub_fp_nverify(void);
+unsigned long scrub_fp_nverify(void) { return nverify; }
 size_t scrub_fp_needles(const struct scrub_fp *fp)
 {
 	return fp ? fp->nneedles : 0;
@@ -171,6 +181,7 @@ static int verify(const struct scrub_fp *fp, const unsigned char *buf, size_t le
                   scrub_fp_hit_fn hit, void *arg)
 {
 	size_t s = slot_of(g, fp->smask);
+	nverify++;
 	while (fp->slots[s].count && fp->slots[s].gram != g)
 		s = (s + 1) & fp->smask;
 	for (uint32_t i = 0; i < fp->slots[s].count; i++) {
@@ -197,24 +208,9 @@ int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t le
 	int rc;
 	if (!fp->nent || len < SCRUB_FP_GRAM)
 		return 0;
-	/* Four probes per round so their loads overlap. */
-	for (; p + 3 * SCRUB_FP_STRIDE + SCRUB_FP_GRAM <= len; p += 4 * SCRUB_FP_STRIDE) {
-		uint64_t g0 = load64(buf + p), g1 = load64(buf + p + SCRUB_FP_STRIDE),
-		         g2 = load64(buf + p + 2 * SCRUB_FP_STRIDE), g3 = load64(buf + p + 3 * SCRUB_FP_STRIDE);
-		uint64_t m0 = bloom_mask(g0), m1 = bloom_mask(g1), m2 = bloom_mask(g2), m3 = bloom_mask(g3);
-		int h0 = (bloom[(g0 * K1) >> sh] & m0) == m0, h1 = (bloom[(g1 * K1) >> sh] & m1) == m1,
-		    h2 = (bloom[(g2 * K1) >> sh] & m2) == m2, h3 = (bloom[(g3 * K1) >> sh] & m3) == m3;
-		if (__builtin_expect(h0 | h1 | h2 | h3, 0)) {
-			if ((h0 && (rc = verify(fp, buf, len, p, g0, hit, arg))) ||
-			    (h1 && (rc = verify(fp, buf, len, p + SCRUB_FP_STRIDE, g1, hit, arg))) ||
-			    (h2 && (rc = verify(fp, buf, len, p + 2 * SCRUB_FP_STRIDE, g2, hit, arg))) ||
-			    (h3 && (rc = verify(fp, buf, len, p + 3 * SCRUB_FP_STRIDE, g3, hit, arg))))
-				return rc;
-		}
-	}
 	for (; p + SCRUB_FP_GRAM <= len; p += SCRUB_FP_STRIDE) {
 		uint64_t g = load64(buf + p), m = bloom_mask(g);
-		if ((bloom[(g * K1) >> sh] & m) == m && (rc = verify(fp, buf, len, p, g, hit, arg)))
+		if (__builtin_expect((bloom[(g * K1) >> sh] & m) == m, 0) && (rc = verify(fp, buf, len, p, g, hit, arg)))
 			return rc;
 	}
 	return 0;

@@ -22,7 +22,7 @@ FUZZ_TARGETS       := request profile config scrub
 FUZZ_OBJS_profile  := profile
 FUZZ_OBJS_config   := config
 FUZZ_OBJS_request  := request config profile
-FUZZ_OBJS_scrub    := scrub scrub_rules scrub_vault scrub_detect scrub_view
+FUZZ_OBJS_scrub    := $(filter-out scrub_cli,$(patsubst daemon/%.c,%,$(wildcard daemon/scrub*.c)))
 
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Operations of the daemon itself: SIGHUP reopens the audit log (rotation),
+# SIGTERM stops running commands, removes their cgroups and exits cleanly.
+. "$(dirname "$0")/lib.sh"
+e2e_start
+
+run_cmd 'echo before rotation'
+mv "$T/audit.log" "$T/audit.log.1"
+kill -HUP "$DAEMON_PID"
+sleep 0.3
+run_cmd 'echo after rotation'
+check_eq "SIGHUP: the run still works" "$(jf .stdout)" "after rotation"
+sleep 0.1
+check "SIGHUP: a new audit log is written" grep -q 'after rotation' "$T/audit.log"
+check "SIGHUP: the old log keeps its lines" grep -q 'before rotation' "$T/audit.log.1"
+check "SIGHUP: logged" grep -q 'reopened the audit log' "$T/daemon.log"
+
+body='{"cmd": "sleep 100 & setsid sleep 100 & sleep 100"}'
+curl -s -o "$T/long.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/long.status" &
+curl_pid=$!
+for _ in $(seq 1 50); do
+	[ "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge 3 ] && break
+	sleep 0.1
+done
+check "a long run is under way" test "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge 3
+start=$(date +%s%N)
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID"
+rc=$?
+elapsed=$((($(date +%s%N) - start) / 1000000))
+DAEMON_PID=
+check_eq "SIGTERM: the daemon exits 0" "$rc" 0
+check "SIGTERM: within 3 s (took ${elapsed} ms)" test "$elapsed" -lt 3000
+wait "$curl_pid"
+check_eq "SIGTERM: the running request gets 503" "$(cat "$T/long.status")/$(jq -r .error.code "$T/long.body")" 503/at_capacity
+check_eq "SIGTERM: no process of the run left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>=f && $1<f+4096' | wc -l)" 0
+check_eq "SIGTERM: no run cgroup left" "$(find /sys/fs/cgroup/*/sharness-$UID_FIRST /sys/fs/cgroup/*/*/*/sharness-$UID_FIRST -mindepth 1 -type d 2>/dev/null | wc -l)" 0
+check_eq "SIGTERM: no sandbox mount left" "$(grep -c "$T/state/root" /proc/mounts)" 0
+check "SIGTERM: logged" grep -q 'shutting down: stopping 1 run' "$T/daemon.log"
