@@ -160,7 +160,7 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 	for (size_t i = 0; i < fp->nent; i++) {
 		uint64_t g = fp->ent[i].gram;
 		size_t s = slot_of(g, fp->smask);
-		fp->bloom[(g * K1) >> fp->wshift] |= bloom_mask(g);
+		{ uint64_t h = g * K1; fp->bloom[h >> fp->wshift] |= bit[(h >> 20) & 63] | bit[(h >> 26) & 63]; }
 		while (fp->slots[s].count && fp->slots[s].gram != g)
 			s = (s + 1) & fp->smask;
 		if (!fp->slots[s].count) {
@@ -209,8 +209,8 @@ int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t le
 	if (!fp->nent || len < SCRUB_FP_GRAM)
 		return 0;
 	for (; p + SCRUB_FP_GRAM <= len; p += SCRUB_FP_STRIDE) {
-		uint64_t g = load64(buf + p), m = bloom_mask(g);
-		if (__builtin_expect((bloom[(g * K1) >> sh] & m) == m, 0) && (rc = verify(fp, buf, len, p, g, hit, arg)))
+		uint64_t g = load64(buf + p), h = g * K1, m = bit[(h >> 20) & 63] | bit[(h >> 26) & 63];
+		if (__builtin_expect((bloom[h >> sh] & m) == m, 0) && (rc = verify(fp, buf, len, p, g, hit, arg)))
 			return rc;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,17 @@ struct run {
 	char *envp[ENVP_MAX + 1];
 	char envbuf[4][64];
 	struct timespec t0;
+	uint64_t us[8];         /* phase timings for --verbose */
 };
+
+enum phase { PH_CHECKED, PH_CGROUP, PH_USERNS, PH_STARTED, PH_EXITED, PH_EMPTY, PH_REMOVED, PH_COUNT };
+
+static void stamp(struct run *r, enum phase ph)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	r->us[ph] = (uint64_t)(t.tv_sec - r->t0.tv_sec) * 1000000 + (uint64_t)((t.tv_nsec - r->t0.tv_nsec) / 1000);
+}
 
 static uint64_t ms_since(const struct timespec *t0)
 {
@@ -194,6 +205,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 	read_payload(&r, payload_fd);
 	check_payload(&r);
 	build_env(&r);
+	stamp(&r, PH_CHECKED);
 
 	snprintf(name, sizeof(name), "run-%s", req->run_id);
 	struct run_cgroup *cg = runcg_create(name, r.p->pids_max, r.p->memory_max, err, sizeof(err));
@@ -201,6 +213,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		log_warn("run %s: %s", req->run_id, err);
 		refuse(&r, PRIVSEP_ERR_SETUP, err);
 	}
+	stamp(&r, PH_CGROUP);
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
 	    pipe2(sync, O_CLOEXEC) < 0 || (req->has_stdin && pipe2(in, O_CLOEXEC) < 0))
 		goto setup_failed_errno;
@@ -212,6 +225,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 	int userns = ns_idmap_userns(wst.st_uid, wst.st_gid, uid);
 	if (userns < 0)
 		goto setup_failed_errno;
+	stamp(&r, PH_USERNS);
 
 	struct sandbox_spec spec = {
 		.uid = uid, .profile = r.p, .workspace = r.workspace, .cwd = r.cwd,
@@ -261,6 +275,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 	close(errp[0]);
 	if (in[1] >= 0)
 		close(in[1]);
+	stamp(&r, PH_STARTED);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -318,6 +333,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		ex.signal = SIGKILL;
 	}
 wait_init:
+	stamp(&r, PH_EXITED);
 	kill_run(cg, init);
 	while (waitpid(init, NULL, 0) < 0 && errno == EINTR)
 		;
@@ -326,10 +342,16 @@ wait_init:
 		runcg_kill(cg);
 		runcg_wait_empty(cg, CLEANUP_WAIT_MS);
 	}
+	stamp(&r, PH_EMPTY);
 	if (runcg_destroy(cg) < 0) {
 		ex.cleanup_failed = 1;
 		log_warn("run %s: its cgroup could not be removed", req->run_id);
 	}
+	stamp(&r, PH_REMOVED);
+	log_debug("run %s: checked %lu us, cgroup %lu, userns %lu, started %lu, exited %lu, empty %lu, removed %lu",
+	          req->run_id, (unsigned long)r.us[PH_CHECKED], (unsigned long)r.us[PH_CGROUP],
+	          (unsigned long)r.us[PH_USERNS], (unsigned long)r.us[PH_STARTED], (unsigned long)r.us[PH_EXITED],
+	          (unsigned long)r.us[PH_EMPTY], (unsigned long)r.us[PH_REMOVED]);
 	send_exit(&r, &ex);
 	_exit(ex.cleanup_failed ? 3 : 0);
 

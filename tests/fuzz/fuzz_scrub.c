@@ -144,6 +144,8 @@ static void put_encoded(struct buf *b, unsigned kind, const char *k)
 
 static size_t find_needle(const struct buf *out, size_t *which)
 {
+	if (out->len == 0)
+		return SIZE_MAX;
 	for (size_t i = 0; i < scrub_vault_needles(rules->vault); i++) {
 		size_t nl;
 		const unsigned char *nd = scrub_vault_needle(rules->vault, i, &nl);
@@ -222,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		            at, a.len);
 	}
 	for (size_t k = 0; k < NKEYS; k++)
-		FUZZ_ASSERT(!memmem(b, blen, keys[k], strlen(keys[k])), "vault key %zu in the output", k);
+		FUZZ_ASSERT(blen == 0 || !memmem(b, blen, keys[k], strlen(keys[k])), "vault key %zu in the output", k);
 
 	/* 3. idempotent */
 	size_t clen = 0;
