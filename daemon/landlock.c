@@ -138,6 +138,8 @@ static __u64 grant_rights(unsigned grants)
 		r |= GRANT_WRITE_RIGHTS;
 	if (grants & LANDLOCK_GRANT_DEV)
 		r |= GRANT_DEV_RIGHTS;
+	if (grants & LANDLOCK_GRANT_LIST)
+		r |= LANDLOCK_ACCESS_FS_READ_DIR;
 	return r;
 }
 

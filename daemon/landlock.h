@@ -16,6 +16,7 @@ enum landlock_grant {
 	LANDLOCK_GRANT_EXEC = 2,       /* execute */
 	LANDLOCK_GRANT_WRITE = 4,      /* create, write, remove, truncate, rename */
 	LANDLOCK_GRANT_DEV = 8,        /* ioctl on devices (for /dev/null, /dev/tty) */
+	LANDLOCK_GRANT_LIST = 16,      /* list directories only (no file contents) */
 };
 
 struct landlock_path {

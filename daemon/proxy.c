@@ -734,51 +734,46 @@ out:
 static void serve(struct conn *c)
 {
 	struct proxy *px = c->px;
-	const char *why;
-	size_t idx = 0;
+	char *head = NULL, reason[400];
+	size_t idx = 0, hl = 0;
 
 	if (read_head(c) != 0 || parse_request(c) != 0)
 		return;
+	/* Rewrite before deciding, so a malformed header is a 400 and never
+	 * costs a lookup or a connection. */
+	if (!c->connect && !(head = rewrite_head(c, &hl))) {
+		refuse(c, 400, "deny", "a header line of the request is malformed");
+		return;
+	}
 	c->match = proxy_allow_match(px->allow, px->n_allow, &c->host, c->port, &idx);
 	if (c->match == PROXY_MATCH_NONE) {
 		refuse(c, 403, "deny", "host '%s' port %u is not on the allowlist of profile '%s'",
 		       c->host.text, c->port, px->profile);
-		return;
+		goto out;
 	}
 	if (resolve(c) != 0 || check_addrs(c) != 0 || dial(c) != 0)
-		return;
+		goto out;
 
 	uint64_t budget = px->lim.max_bytes;
 	long long deadline = now_ms() + px->lim.idle_timeout_ms;
 	const char *extra = c->head + c->head_len;
 	size_t extra_len = c->got - c->head_len;
-	char reason[400];
 
 	snprintf(reason, sizeof(reason), "allowlist entry '%s'", px->allow[idx]);
+	audit_decision(c, "allow", 200, reason);
 	if (c->connect) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-		audit_decision(c, "allow", 200, reason);
 		if (send_all(px, c->cfd, ok, sizeof(ok) - 1, deadline) < 0) {
 			audit_end(c, "client closed");
-			return;
+			goto out;
 		}
 	} else {
-		size_t hl;
-		char *head = rewrite_head(c, &hl);
-
-		if (!head) {
-			refuse(c, 400, "deny", "a header line of the request is malformed");
-			return;
-		}
-		audit_decision(c, "allow", 200, reason);
 		/* The rewritten head counts against the byte cap too. */
 		if (hl > budget || send_all(px, c->ufd, head, hl, deadline) < 0) {
-			free(head);
 			audit_end(c, hl > budget ? "byte limit" : "origin error");
-			return;
+			goto out;
 		}
-		free(head);
 		budget -= hl;
 		c->bytes_up += hl;
 	}
@@ -786,13 +781,14 @@ static void serve(struct conn *c)
 	if (extra_len) {
 		if (extra_len > budget || send_all(px, c->ufd, extra, extra_len, deadline) < 0) {
 			audit_end(c, extra_len > budget ? "byte limit" : "origin error");
-			return;
+			goto out;
 		}
 		budget -= extra_len;
 		c->bytes_up += extra_len;
 	}
-	why = relay(c, budget);
-	audit_end(c, why);
+	audit_end(c, relay(c, budget));
+out:
+	free(head);
 }
 
 static void *conn_main(void *arg)

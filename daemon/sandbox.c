@@ -101,6 +101,9 @@ static int apply_landlock(const struct sandbox_spec *s)
 	struct stat st;
 	unsigned ws = LANDLOCK_GRANT_READ | (p->workspace_write ? LANDLOCK_GRANT_WRITE : 0);
 
+	/* Listing is harmless: everything in the view is meant to be seen, and
+	 * file contents stay governed by the rules below (`ls /` works). */
+	paths[n++] = (struct landlock_path){"/", LANDLOCK_GRANT_LIST};
 	paths[n++] = (struct landlock_path){"/usr", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
 	paths[n++] = (struct landlock_path){"/etc", LANDLOCK_GRANT_READ};
 	paths[n++] = (struct landlock_path){"/dev", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE | LANDLOCK_GRANT_DEV};

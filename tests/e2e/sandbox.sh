@@ -53,7 +53,7 @@ verdict() { # DESC CMD EXPECTED-STDOUT-REGEX [PROFILE]
 # --- The verdict table (SPEC §14) ------------------------------------------
 verdict "grep -rn TODO src runs" 'grep -rn TODO src' 'src/main.c:1:.*TODO'
 verdict "~/.aws/credentials: no such file" 'cat ~/.aws/credentials' 'No such file or directory'
-verdict "/home and /root are not there" 'ls -d /home/* /root 2>&1' "cannot access '/home/\\*'.*cannot access '/root'"
+verdict "/home holds only the sandbox's home, /root is not there" 'ls -A /home; ls /root 2>&1' "^sandbox.ls: cannot access '/root': No such file"
 verdict "no network: curl fails" 'curl -sS --max-time 5 http://192.0.2.1/ 2>&1; echo "rc=$?"' '(Network is unreachable|Could not connect|Failed to connect).*rc=7'
 verdict "no network: no name resolution" 'getent hosts pypi.org; echo "rc=$?"' 'rc=2'
 attack "the daemon's environment does not leak" 'echo "[$ANTHROPIC_API_KEY]"' &&
@@ -133,3 +133,5 @@ sleep 0.3
 check_eq "no process of the uid range left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" 0
 check_eq "no run cgroup left" "$(ls /sys/fs/cgroup/pids/sharness-$UID_FIRST 2>/dev/null | grep -c '^run-')" 0
 check_eq "no sandbox mount left on the host" "$(grep -c "$T/state/root" /proc/mounts)" 0
+verdict "ls / lists the sandbox's view" 'ls /' '^bin.dev.etc.home.lib.*proc.*tmp.usr'
+verdict "listing does not grant reading" 'cat /etc/shadow; ls /etc >/dev/null && echo listed' 'listed.*Permission denied|Permission denied.*listed'
