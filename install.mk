@@ -65,11 +65,11 @@ INSTALL_STAGE := $(BUILD)/install
 # that the comparisons above see exactly what would be installed.
 install-stage:
 	@mkdir -p $(INSTALL_STAGE)
-	sed $(INSTALL_SED) systemd/sharnessd.service >$(INSTALL_STAGE)/sharnessd.service
-	sed $(INSTALL_SED) systemd/sharnessd.socket >$(INSTALL_STAGE)/sharnessd.socket
-	sed $(INSTALL_SED) etc/sharnessd.json >$(INSTALL_STAGE)/sharnessd.json
-	sed $(INSTALL_SED) man/sharnessd.8 >$(INSTALL_STAGE)/sharnessd.8
-	sed $(INSTALL_SED) man/sharnessd.json.5 >$(INSTALL_STAGE)/sharnessd.json.5
+	@sed $(INSTALL_SED) systemd/sharnessd.service >$(INSTALL_STAGE)/sharnessd.service
+	@sed $(INSTALL_SED) systemd/sharnessd.socket >$(INSTALL_STAGE)/sharnessd.socket
+	@sed $(INSTALL_SED) etc/sharnessd.json >$(INSTALL_STAGE)/sharnessd.json
+	@sed $(INSTALL_SED) man/sharnessd.8 >$(INSTALL_STAGE)/sharnessd.8
+	@sed $(INSTALL_SED) man/sharnessd.json.5 >$(INSTALL_STAGE)/sharnessd.json.5
 
 install: $(BUILD)/sharnessd $(BUILD)/sharness-client install-stage
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \

@@ -59,6 +59,10 @@ int front_main(struct front *f, int ready_fd)
 		log_warn("the front could not drop privileges to uid %u: %s", f->uid, strerror(errno));
 		return 1;
 	}
+	/* The uid change cleared the parent-death signal (prctl(2)): arm it
+	 * again, then check the launcher did not die in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != f->launcher_pid)
+		return 1;
 	/* Before any thread exists, so every thread inherits the filter. */
 	if (seccomp_build_front(&filter, err, sizeof(err)) < 0 || seccomp_apply(&filter) < 0) {
 		log_warn("the front could not load its seccomp filter: %s", err);

@@ -29,6 +29,7 @@ struct front {
 	int ctl;                /* control socket to the launcher */
 	int audit_fd;
 	uid_t uid;              /* the front's own uid */
+	pid_t launcher_pid;     /* our parent: the front dies with it */
 	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
 	struct approvals *approvals; /* runs waiting for a person */
 };

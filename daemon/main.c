@@ -244,6 +244,9 @@ int main(int argc, char **argv)
 	if (check)
 		return check_config_only(&cfg, &profiles);
 
+	/* Mount points and state files get the modes we ask for, whatever
+	 * umask the service manager or shell gave us. */
+	umask(022);
 	if (geteuid() != 0)
 		log_fatal("sharnessd must start as root: it keeps a small root launcher for the sandboxes and drops privileges for everything else");
 	log_set_prefix("launcher");
@@ -302,6 +305,7 @@ int main(int argc, char **argv)
 	int ctl[2], ready[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 || pipe2(ready, O_CLOEXEC) < 0)
 		log_fatal("socketpair: %s", strerror(errno));
+	f.launcher_pid = getpid();
 	pid_t front = fork();
 	if (front < 0)
 		log_fatal("fork: %s", strerror(errno));

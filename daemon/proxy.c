@@ -230,6 +230,7 @@ static int format_reply(char *buf, size_t len, int status, const char *reason)
  * unread data makes the kernel send RST, which can destroy the reply
  * before the client reads it.
  */
+__attribute__((format(printf, 4, 5)))
 static void refuse(struct conn *c, int status, const char *decision, const char *fmt, ...)
 {
 	char reason[640], reply[1024], sink[4096];
@@ -263,9 +264,9 @@ static int read_head(struct conn *c)
 {
 	const struct proxy *px = c->px;
 	long long deadline = now_ms() + px->lim.head_timeout_ms;
+	size_t from = 0; /* bytes before this cannot start the terminator */
 
 	for (;;) {
-		size_t from = c->got > 3 ? c->got - 3 : 0;
 		const char *end = memmem(c->head + from, c->got - from, "\r\n\r\n", 4);
 
 		if (end) {
@@ -288,8 +289,10 @@ static int read_head(struct conn *c)
 		ssize_t n = recv(c->cfd, c->head + c->got, sizeof(c->head) - c->got, MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			return 1; /* the client left before asking for anything */
-		if (n > 0)
+		if (n > 0) {
+			from = c->got > 3 ? c->got - 3 : 0;
 			c->got += (size_t)n;
+		}
 	}
 }
 
@@ -505,10 +508,13 @@ static int check_addrs(struct conn *c)
 				? "only an exact allowlist entry (not a wildcard) may reach it"
 				: "the proxy never connects there";
 		if (c->host.kind == PROXY_HOST_NAME)
-			refuse(c, 403, "deny", "host '%s' resolves to %s, a %s address; %s", c->host.text, text,
+			refuse(c, 403, "deny", "host '%s' resolves to %s, %s %s address; %s", c->host.text, text,
+			       strchr("aeiou", proxy_addr_class_name(cls)[0]) ? "an" : "a",
 			       proxy_addr_class_name(cls), who);
 		else
-			refuse(c, 403, "deny", "%s is a %s address; %s", text, proxy_addr_class_name(cls), who);
+			refuse(c, 403, "deny", "%s is %s %s address; %s", text,
+			       strchr("aeiou", proxy_addr_class_name(cls)[0]) ? "an" : "a",
+			       proxy_addr_class_name(cls), who);
 		return -1;
 	}
 	return 0;
@@ -919,13 +925,17 @@ int proxy_serve_fd(struct proxy *px, int client_fd)
 		pthread_mutex_unlock(&px->mu);
 		/* Answered here without a thread: that is the point of the
 		 * bound.  A fresh socket's send buffer holds this line. */
-		struct conn c = {.px = px, .cfd = client_fd, .ufd = -1};
+		struct conn *c = calloc(1, sizeof(*c)); /* only for the audit line's fields */
 		char reason[128], reply[512];
 
 		snprintf(reason, sizeof(reason), "the run already has %u proxy connections open",
 		         px->lim.max_conns);
-		snprintf(c.method, sizeof(c.method), "?");
-		audit_decision(&c, "deny", 503, reason);
+		if (c) {
+			c->px = px;
+			snprintf(c->method, sizeof(c->method), "?");
+			audit_decision(c, "deny", 503, reason);
+			free(c);
+		}
 		int n = format_reply(reply, sizeof(reply), 503, reason);
 		if (n > 0)
 			(void)!send(client_fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -168,7 +169,6 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	 * the byte means the supervisor died before PDEATHSIG was armed. */
 	if (read(s->sync_fd, &c, 1) != 1)
 		fail(s, STEP_WAIT_CGROUP);
-	close(s->sync_fd);
 	/* After the attach, so the run sees its own cgroup as the root. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail(s, STEP_CGROUP_NS);
@@ -183,6 +183,13 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 		fail(s, STEP_CAPS);
 	if (switch_ids(s->uid) < 0)
 		fail(s, STEP_IDS);
+	/* A uid change clears the parent-death signal (prctl(2)): arm it again,
+	 * then make sure the supervisor did not die in between (it holds the
+	 * sync pipe's write end until the run is over: POLLHUP = gone). */
+	struct pollfd alive = {.fd = s->sync_fd, .events = POLLIN};
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&alive, 1, 0) != 0)
+		fail(s, STEP_PDEATHSIG);
+	close(s->sync_fd);
 	/* Landlock and an unprivileged seccomp filter both require it. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(s, STEP_NO_NEW_PRIVS);

@@ -29,7 +29,8 @@ struct sandbox_spec {
 	const char *cmd;
 	int stdin_fd, stdout_fd, stderr_fd;
 	int status_fd;                /* write end: struct sandbox_status to the supervisor */
-	int sync_fd;                  /* read end: one byte once the supervisor attached our cgroup */
+	int sync_fd;                  /* read end: one byte once the supervisor attached our cgroup;
+	                                 * EOF once the supervisor is gone */
 	const struct sock_fprog *seccomp;
 };
 

@@ -57,6 +57,20 @@ struct span {
 	int open;   /* PEM block continues past the window */
 };
 
+/* A prefilter match kept for the next window: the bytes it lies in stay (the
+ * hold-back), so instead of scanning them again the next window replays it
+ * through its validator, which then sees the bytes that followed. */
+struct pmatch {
+	uint32_t id; /* Vectorscan id, or PM_FP for a fingerprint hit */
+	uint32_t start, len;
+};
+
+#define PM_FP UINT32_MAX
+/* Matches replayed per window at most; more (a flood of anchors in the
+ * hold-back) and the next window scans everything again instead: memory
+ * stays fixed either way. */
+#define PM_MAX 2048u
+
 struct scrub_stream {
 	const struct scrub_rules *r;
 	scrub_emit_fn emit;
@@ -70,10 +84,21 @@ struct scrub_stream {
 	size_t nsp, capsp;
 	unsigned char *view;
 	uint32_t *map;
+	/* buf[0, done) was scanned and pm[cur] holds its matches that start in
+	 * it, unless `rescan` (the list overflowed). */
+	struct pmatch *pm[2];
+	size_t npm[2];
+	int cur, rescan;
+	size_t done;
+	size_t clean; /* buf[0, clean) holds no escape the view would decode */
 	/* during one scan */
 	struct scrub_window win;
 	const unsigned char *raw; /* set while scanning the view */
 	size_t rawlen;
+	size_t off;      /* where the buffer given to the prefilter starts */
+	size_t skip_to;  /* raw matches ending here or before were replayed */
+	size_t rec_from; /* raw matches starting here or later are kept */
+	int overflow;
 	int oom;
 };
 
@@ -100,30 +125,59 @@ static void add_span(struct scrub_stream *s, size_t st, size_t e, const char *na
 	s->sp[s->nsp++] = (struct span){st, e, name, prio, silent, open};
 }
 
-static int on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
-                    void *arg)
+static void record(struct scrub_stream *s, uint32_t id, size_t start, size_t len)
 {
-	struct scrub_stream *s = arg;
+	struct pmatch *pm = s->pm[!s->cur];
+	if (s->raw || start < s->rec_from)
+		return;
+	if (s->npm[!s->cur] == PM_MAX) {
+		s->overflow = 1;
+		return;
+	}
+	pm[s->npm[!s->cur]++] = (struct pmatch){id, (uint32_t)start, (uint32_t)len};
+}
+
+/* A prefilter match ending at `to`: a short vault needle, or an anchor for
+ * its rule's validator. */
+static void handle(struct scrub_stream *s, unsigned id, size_t to)
+{
 	const struct scrub_rules *r = s->r;
-	(void)from;
-	(void)flags;
 	if (id >= r->nanchors) {
 		size_t len = r->short_len[id - r->nanchors];
-		add_span(s, (size_t)to - len, (size_t)to, vault_name, SCRUB_PRIO_VAULT, 0, 0);
+		record(s, id, to - len, len);
+		add_span(s, to - len, to, vault_name, SCRUB_PRIO_VAULT, 0, 0);
 	} else {
 		const struct scrub_anchor *a = &r->anchors[id];
 		const struct scrub_rule *rule = &scrub_detect_rules[a->rule];
 		struct scrub_hit h;
-		if (rule->validate && rule->validate(rule, &s->win, (size_t)to - a->len, a->len, &h))
+		record(s, id, to - a->len, a->len);
+		if (rule->validate && rule->validate(rule, &s->win, to - a->len, a->len, &h))
 			add_span(s, h.start, h.end, h.name, h.prio, 0, h.open);
 	}
+}
+
+static void handle_fp(struct scrub_stream *s, size_t start, size_t len)
+{
+	record(s, PM_FP, start, len);
+	add_span(s, start, start + len, vault_name, SCRUB_PRIO_VAULT, 0, 0);
+}
+
+static int on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
+                    void *arg)
+{
+	struct scrub_stream *s = arg;
+	(void)from;
+	(void)flags;
+	if (s->off + (size_t)to > s->skip_to)
+		handle(s, id, s->off + (size_t)to);
 	return s->oom; /* non-zero stops the scan */
 }
 
 static int on_fp(void *arg, size_t start, size_t len)
 {
 	struct scrub_stream *s = arg;
-	add_span(s, start, start + len, vault_name, SCRUB_PRIO_VAULT, 0, 0);
+	if (s->off + start + len > s->skip_to)
+		handle_fp(s, s->off + start, len);
 	return s->oom;
 }
 
@@ -159,17 +213,37 @@ static size_t merge(struct span *sp, size_t n)
 	return o + 1;
 }
 
+/* Run the prefilters over data[0, len) (the window or its view) and every
+ * match's validator.  For the raw window, bytes before `done` were scanned
+ * by the previous window: their matches are replayed, and the prefilters
+ * start just early enough to see every match that ends after `done`. */
 static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, size_t ctx, size_t commit,
-                int eof)
+                int eof, size_t done)
 {
+	const struct scrub_rules *r = s->r;
+	size_t from;
 	s->win = (struct scrub_window){data, len, ctx, commit, eof};
+	s->skip_to = done;
 	if (len == 0)
 		return 0;
-	if (hs_scan(s->r->db, (const char *)data, (unsigned)len, 0, s->scratch, on_match, s) != HS_SUCCESS &&
+	for (size_t i = 0; done && i < s->npm[s->cur]; i++) {
+		const struct pmatch *m = &s->pm[s->cur][i];
+		if (m->id == PM_FP)
+			handle_fp(s, m->start, m->len);
+		else
+			handle(s, m->id, (size_t)m->start + m->len);
+	}
+	from = done > r->maxlit ? done - r->maxlit : 0;
+	s->off = from;
+	if (hs_scan(r->db, (const char *)data + from, (unsigned)(len - from), 0, s->scratch, on_match, s) !=
+	        HS_SUCCESS &&
 	    !s->oom)
 		return -1;
-	if (!s->oom && scrub_fp_scan(s->r->fp, data, len, on_fp, s) != 0 && !s->oom)
+	from = done > r->fp_maxlen ? done - r->fp_maxlen : 0;
+	s->off = from;
+	if (!s->oom && scrub_fp_scan(r->fp, data + from, len - from, on_fp, s) != 0 && !s->oom)
 		return -1;
+	s->off = 0;
 	return s->oom ? -1 : 0;
 }
 
@@ -198,7 +272,7 @@ static void emit_marker(struct scrub_stream *s, const char *name)
 /* Scan the window, emit what is decided, keep the rest.  Returns 0 or -1. */
 static int process(struct scrub_stream *s, int eof)
 {
-	size_t len = s->len, ctx = s->ctx, pos = ctx, n, keep;
+	size_t len = s->len, ctx = s->ctx, pos = ctx, n, keep, first;
 	size_t commit = eof ? len : (len > HOLD && len - HOLD > ctx ? len - HOLD : ctx);
 	s->nsp = 0;
 	s->raw = NULL;
@@ -209,9 +283,13 @@ static int process(struct scrub_stream *s, int eof)
 		add_span(s, ctx, e, scrub_detect_pem_name, SCRUB_PRIO_TOKEN, 1, still);
 		s->pem_open = 0;
 	}
-	if (scan(s, s->buf, len, ctx, commit, eof) < 0)
+	s->rec_from = eof ? (size_t)-1 : len > HOLD + CONTEXT ? len - HOLD - CONTEXT : 0;
+	s->npm[!s->cur] = 0;
+	s->overflow = 0;
+	if (scan(s, s->buf, len, ctx, commit, eof, s->rescan ? 0 : s->done) < 0)
 		return -1;
-	if (scrub_view_needed(s->buf, len)) {
+	first = scrub_view_first(s->buf, len, s->clean);
+	if (first < len) {
 		size_t vlen;
 		if (!s->view) {
 			s->view = malloc(WINDOW);
@@ -219,10 +297,11 @@ static int process(struct scrub_stream *s, int eof)
 			if (!s->view || !s->map)
 				return -1;
 		}
-		vlen = scrub_view_build(s->buf, len, s->view, s->map);
+		vlen = scrub_view_build(s->buf, len, first, s->view, s->map);
 		s->raw = s->buf;
 		s->rawlen = len;
-		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit), eof) < 0)
+		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit), eof, 0) <
+		    0)
 			return -1;
 		s->raw = NULL;
 	}
@@ -257,6 +336,24 @@ static int process(struct scrub_stream *s, int eof)
 	memmove(s->buf, s->buf + keep, len - keep);
 	s->len = len - keep;
 	s->ctx = commit - keep;
+	/* No escape before `first`; bytes near the end may yet start one once
+	 * more input completes it (an OSC sequence is up to 512 bytes). */
+	if (len > 600 && first > len - 600)
+		first = len - 600;
+	s->clean = first > keep ? first - keep : 0;
+	/* The kept bytes are scanned: carry the matches that lie in them. */
+	s->cur = !s->cur;
+	s->rescan = s->overflow;
+	s->done = s->rescan ? 0 : s->len;
+	n = 0;
+	for (size_t i = 0; !s->rescan && i < s->npm[s->cur]; i++) {
+		struct pmatch m = s->pm[s->cur][i];
+		if (m.start >= keep) {
+			m.start -= (uint32_t)keep;
+			s->pm[s->cur][n++] = m;
+		}
+	}
+	s->npm[s->cur] = n;
 	return 0;
 }
 
@@ -269,7 +366,9 @@ struct scrub_stream *scrub_stream_new(const struct scrub_rules *r, scrub_emit_fn
 	s->emit = emit;
 	s->arg = arg;
 	s->buf = malloc(WINDOW);
-	if (!s->buf || hs_clone_scratch(r->scratch, &s->scratch) != HS_SUCCESS) {
+	s->pm[0] = malloc(PM_MAX * sizeof *s->pm[0]);
+	s->pm[1] = malloc(PM_MAX * sizeof *s->pm[1]);
+	if (!s->buf || !s->pm[0] || !s->pm[1] || hs_clone_scratch(r->scratch, &s->scratch) != HS_SUCCESS) {
 		scrub_stream_free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -293,6 +392,24 @@ int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len)
 	return 0;
 }
 
+char *scrub_stream_space(struct scrub_stream *s, size_t *room)
+{
+	*room = WINDOW - s->len; /* never 0: a full window is processed at once */
+	return (char *)s->buf + s->len;
+}
+
+int scrub_stream_wrote(struct scrub_stream *s, size_t n)
+{
+	if (n > WINDOW - s->len)
+		n = WINDOW - s->len;
+	s->len += n;
+	if (s->len == WINDOW && process(s, 0) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 int scrub_stream_finish(struct scrub_stream *s)
 {
 	if (process(s, 1) < 0) {
@@ -301,6 +418,9 @@ int scrub_stream_finish(struct scrub_stream *s)
 	}
 	s->len = s->ctx = 0;
 	s->pem_open = 0;
+	s->done = s->clean = 0;
+	s->npm[0] = s->npm[1] = 0;
+	s->rescan = 0;
 	return 0;
 }
 
@@ -322,6 +442,8 @@ void scrub_stream_free(struct scrub_stream *s)
 		free(s->view);
 	}
 	free(s->map);
+	free(s->pm[0]);
+	free(s->pm[1]);
 	free(s->sp);
 	hs_free_scratch(s->scratch);
 	free(s);

@@ -33,6 +33,11 @@ struct scrub_stream *scrub_stream_new(const struct scrub_rules *r, scrub_emit_fn
 /* Feed raw bytes; filtered bytes go to emit (some may be held back until
  * more input or finish).  Returns 0, -1 on allocation failure. */
 int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len);
+/* The same without a copy: scrub_stream_space gives where the next input may
+ * be written (at least one byte, *room of them), scrub_stream_wrote says how
+ * many were.  For readers that can read(2) straight into the stream. */
+char *scrub_stream_space(struct scrub_stream *s, size_t *room);
+int scrub_stream_wrote(struct scrub_stream *s, size_t n);
 int scrub_stream_finish(struct scrub_stream *s);
 unsigned long scrub_stream_count(const struct scrub_stream *s); /* replacements so far */
 void scrub_stream_free(struct scrub_stream *s);

@@ -223,12 +223,16 @@ static int v_openai(const struct scrub_rule *r, const struct scrub_window *w, si
 	return hit(out, r, s, at + alen + fwd, SCRUB_PRIO_TOKEN);
 }
 
-/* Azure AD client secret: 3 chars, a digit, "Q~", 31-34 more. */
+/* Azure AD client secret: 3 chars, a digit, "Q~", 31-34 more.  The anchors
+ * are "0Q~" to "9Q~": a 2-byte literal costs the literal matcher more than ten
+ * 3-byte ones (measured: ~7% of the scan for "SK", "Q~" and ":AA"). */
 static int v_azure_ad(const struct scrub_rule *r, const struct scrub_window *w, size_t at, size_t alen,
                       struct scrub_hit *out)
 {
 	int open;
 	size_t n, s;
+	at += alen - 2; /* the anchor is the digit before "Q~" and "Q~" */
+	alen = 2;
 	if (at < 4 || !is_dig(w->buf[at - 1]))
 		return 0;
 	s = at - 4;
@@ -261,12 +265,16 @@ static int v_atlas(const struct scrub_rule *r, const struct scrub_window *w, siz
 	return hit(out, r, at - 14, at + alen + n, SCRUB_PRIO_TOKEN);
 }
 
-/* Telegram bot token: 8-10 digits ":" "AA" + 33 base64url (anchor ":AA"). */
+/* Telegram bot token: 8-10 digits ":" "AA" + 33 base64url (anchors "0:AA"
+ * to "9:AA"). */
 static int v_telegram(const struct scrub_rule *r, const struct scrub_window *w, size_t at, size_t alen,
                       struct scrub_hit *out)
 {
 	int open;
-	size_t back = run_back(w, at, CLS_DIGIT, 10), n;
+	size_t back, n;
+	at += alen - 3; /* the anchor is the bot id's last digit and ":AA" */
+	alen = 3;
+	back = run_back(w, at, CLS_DIGIT, 10);
 	if (back < 8 || back > 10) /* "bot123:AA.." in API URLs: letters may precede */
 		return 0;
 	n = run_len(w, at + alen, CLS_B64U, 33, &open);
@@ -484,8 +492,14 @@ static int placeholder(const unsigned char *v, size_t n)
 	static const char *const words[] = {"xxxx", "XXXX", "****", "REDACTED", "redacted", "changeme",
 	                                    "[filtered", "example", "EXAMPLE", "your_", "YOUR_", "<", "...",
 	                                    "${", "{{", "$("};
+	/* The name standing in for the value, as in the docs' favourite
+	 * "https://user:password@host". */
+	static const char *const names[] = {"password", "passwd", "pass", "pwd", "secret", "token"};
 	if (n == 0 || v[0] == '$' || v[0] == '%' || v[0] == '<' || v[0] == '[' || v[0] == '{' || v[0] == '*')
 		return 1;
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+		if (strlen(names[k]) == n && strncasecmp((const char *)v, names[k], n) == 0)
+			return 1;
 	for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
 		if (memmem(v, n, words[k], strlen(words[k])))
 			return 1;
@@ -515,6 +529,87 @@ static int secret_value(const unsigned char *v, size_t n)
 	if (!lo && !up && !sym)
 		return 0; /* a number */
 	return distinct >= 5;
+}
+
+/* A name part that reads as words: letters and '_', all lower case, all upper
+ * case, or CamelCase (every lower-case run at least 2 letters, one of them 3
+ * or more: "RSAPrivateKey"), with numbers only where names put them: at the
+ * end or between words ("Tokenizer2", "PBKDF2PasswordHasher",
+ * "Base64Encoder").  Random strings alternate case in short runs and have
+ * digits anywhere. */
+static int wordlike(const unsigned char *v, size_t n)
+{
+	size_t run = 0, longest = 0;
+	int lo = 0, up = 0, short_run = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = v[i];
+		if (is_low(c)) {
+			run++;
+			lo = 1;
+			continue;
+		}
+		if (is_dig(c)) {
+			size_t j = i;
+			while (j < n && is_dig(v[j]))
+				j++;
+			if (j < n && (i == 0 || !(is_up(v[i - 1]) || run >= 3) || !(is_up(v[j]) || v[j] == '_')))
+				return 0;
+			i = j - 1;
+		} else if (!is_up(c) && c != '_') {
+			return 0;
+		}
+		up |= is_up(c);
+		if (run == 1 && up)
+			short_run = 1;
+		if (run > longest)
+			longest = run;
+		run = 0;
+	}
+	if (run == 1 && up)
+		short_run = 1;
+	if (run > longest)
+		longest = run;
+	return n > 0 && (!(lo && up) || (!short_run && longest >= 3));
+}
+
+/* Whether v[0, n) is a dotted chain of identifiers, each wordlike when
+ * `words`; returns the number of parts, 0 if not such a chain. */
+static size_t ident_chain(const unsigned char *v, size_t n, int words)
+{
+	size_t parts = 0, i = 0;
+	while (i < n) {
+		size_t s = i;
+		if (!(is_up(v[i]) || is_low(v[i]) || v[i] == '_'))
+			return 0;
+		while (i < n && (is_aln(v[i]) || v[i] == '_'))
+			i++;
+		if (words && !wordlike(v + s, i - s))
+			return 0;
+		parts++;
+		if (i < n && (v[i] != '.' || ++i == n))
+			return 0;
+	}
+	return parts;
+}
+
+/* An unquoted value that reads as code, not data: an attribute chain
+ * (`settings.SECRET_KEY2`), a type name (`PasswordField`), or the first item
+ * of a list, tuple or union of names (`RSAPrivateKey, DSAPrivateKey`,
+ * `A | B`).  `after` is the byte after the value and what follows. */
+static int code_value(const unsigned char *v, size_t n, const unsigned char *after, size_t left)
+{
+	size_t parts = ident_chain(v, n, 1), i = 0;
+	if (parts >= 2 || (parts == 1 && wordlike(v, n) && !is_dig(v[n - 1])))
+		return 1;
+	if (!parts)
+		return 0;
+	while (i < left && after[i] == ' ')
+		i++;
+	if (i == left || (after[i] != ',' && after[i] != '|'))
+		return 0;
+	for (i++; i < left && after[i] == ' '; i++)
+		;
+	return i < left && (is_up(after[i]) || is_low(after[i]) || after[i] == '_');
 }
 
 /* Names that look secret but hold something else. */
@@ -569,7 +664,7 @@ static int v_assign(const struct scrub_rule *r, const struct scrub_window *w, si
 	ve = i;
 	if (q && (i >= w->len || b[i] != q))
 		return 0;
-	if (!secret_value(b + vs, ve - vs))
+	if (!secret_value(b + vs, ve - vs) || (!q && code_value(b + vs, ve - vs, b + ve, w->len - ve)))
 		return 0;
 	return hit(out, r, vs, ve, SCRUB_PRIO_GENERIC);
 }
@@ -698,7 +793,8 @@ const struct scrub_rule scrub_detect_rules[] = {
 	TOK("aws-bedrock-api-key", CLS_B64P, 109, 269, "ABSKQmVkcm9jaw"),
 	TOKB("google-api-key", CLS_B64U, 35, 35, CLS_B64U, NULL, "AIza"),
 	TOK("google-oauth-token", CLS_DOTTED, 30, 2048, "ya29."),
-	CUSTOM("azure-ad-client-secret", v_azure_ad, "Q~"),
+	CUSTOM("azure-ad-client-secret", v_azure_ad, "0Q~", "1Q~", "2Q~", "3Q~", "4Q~", "5Q~", "6Q~", "7Q~", "8Q~",
+	       "9Q~"),
 	TOK("azure-storage-key", CLS_B64P, 86, 88, "AccountKey="),
 	TOK("digitalocean-pat", CLS_HEXL, 64, 64, "dop_v1_"),
 	TOK("digitalocean-oauth-token", CLS_HEXL, 64, 64, "doo_v1_"),
@@ -735,10 +831,13 @@ const struct scrub_rule scrub_detect_rules[] = {
 	{.name = "slack-webhook", .anchors = {"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/", NULL}, .validate = v_webhook, .cls = CLS_PATH, .min = 20, .max = 160},
 	{.name = "discord-webhook", .anchors = {"discord.com/api/webhooks/", "discordapp.com/api/webhooks/", NULL}, .validate = v_webhook, .cls = CLS_PATH, .min = 60, .max = 160},
 	{.name = "teams-webhook", .anchors = {".webhook.office.com/webhookb2/", NULL}, .validate = v_webhook, .cls = CLS_TEAMS, .min = 60, .max = 400},
-	CUSTOM("telegram-bot-token", v_telegram, ":AA"),
+	CUSTOM("telegram-bot-token", v_telegram, "0:AA", "1:AA", "2:AA", "3:AA", "4:AA", "5:AA", "6:AA", "7:AA",
+	       "8:AA", "9:AA"),
 	TOK("sendinblue-api-key", CLS_DASHED, 81, 81, "xkeysib-"),
 	TOKC("sendgrid-api-key", CLS_DOTTED, 66, 66, check_sendgrid, "SG."),
-	TOKB("twilio-api-key", CLS_HEXL, 32, 32, CLS_B62, NULL, "SK"),
+	/* "SK" and the first hex digit: see azure-ad-client-secret. */
+	TOKB("twilio-api-key", CLS_HEXL, 31, 31, CLS_B62, NULL, "SK0", "SK1", "SK2", "SK3", "SK4", "SK5", "SK6", "SK7",
+	     "SK8", "SK9", "SKa", "SKb", "SKc", "SKd", "SKe", "SKf"),
 	/* payment and commerce */
 	TOK("stripe-secret-key", CLS_B62, 20, 247, "sk_live_", "sk_test_"),
 	TOK("stripe-restricted-key", CLS_B62, 20, 247, "rk_live_", "rk_test_"),

@@ -52,7 +52,7 @@ typedef int (*scrub_validate_fn)(const struct scrub_rule *rule, const struct scr
 
 struct scrub_rule {
 	const char *name;
-	const char *anchors[12]; /* NULL-terminated literals for the prefilter */
+	const char *anchors[17]; /* NULL-terminated literals for the prefilter */
 	int caseless;            /* anchors match in any case */
 	scrub_validate_fn validate;
 	int cls;                 /* body character class (SCRUB_CLS_*) */

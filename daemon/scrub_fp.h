@@ -43,4 +43,9 @@ typedef int (*scrub_fp_hit_fn)(void *arg, size_t start, size_t len);
 int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
                   void *arg);
 
+/* The same with the portable loop only (what runs on a CPU without AVX2);
+ * for the unit test that checks both paths agree. */
+int scrub_fp_scan_portable(const struct scrub_fp *fp, const unsigned char *buf, size_t len,
+                           scrub_fp_hit_fn hit, void *arg);
+
 #endif

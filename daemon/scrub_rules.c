@@ -44,6 +44,8 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		for (size_t a = 0; rule->anchors[a]; a++, k++) {
 			exprs[k] = rule->anchors[a];
 			lens[k] = strlen(rule->anchors[a]);
+			if (lens[k] > r->maxlit)
+				r->maxlit = lens[k];
 			flags[k] = rule->caseless ? HS_FLAG_CASELESS : 0;
 			ids[k] = (unsigned)k;
 		}
@@ -51,8 +53,13 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 	for (size_t i = 0, nv = scrub_vault_needles(r->vault); i < nv; i++) {
 		size_t len;
 		const char *p = (const char *)scrub_vault_needle(r->vault, i, &len);
-		if (len >= SCRUB_FP_MIN_LEN)
+		if (len >= SCRUB_FP_MIN_LEN) {
+			if (len > r->fp_maxlen)
+				r->fp_maxlen = len;
 			continue;
+		}
+		if (len > r->maxlit)
+			r->maxlit = len;
 		exprs[k] = p;
 		lens[k] = len;
 		ids[k] = (unsigned)k;

@@ -36,6 +36,8 @@ struct scrub_rules {
 	unsigned *short_len;
 	size_t nshort;
 	struct scrub_fp *fp; /* vault needles of SCRUB_FP_MIN_LEN bytes and more */
+	size_t maxlit;       /* longest literal in db */
+	size_t fp_maxlen;    /* longest needle in fp */
 	struct scrub_vault *vault;
 };
 

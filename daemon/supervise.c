@@ -264,8 +264,9 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		goto wait_init;
 	}
 	char go = 1;
-	(void)!write(sync[1], &go, 1); /* attached: the child may go on */
-	close(sync[1]);
+	/* Attached: the child may go on.  We keep the write end open until we
+	 * exit, so the child can tell we are alive. */
+	(void)!write(sync[1], &go, 1);
 
 	struct privsep_started started = {.uid = uid};
 	privsep_header_init(&started.h, PRIVSEP_STARTED);

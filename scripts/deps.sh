@@ -3,7 +3,7 @@
 set -eu
 pkgs=(build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libseccomp-dev
       libcjson-dev libcgroup-dev libjansson-dev libvectorscan-dev curl jq openssl
-      bubblewrap strace file clang libclang-rt-14-dev nodejs npm iproute2 systemd)
+      bubblewrap strace file clang libclang-rt-14-dev nodejs npm iproute2 systemd man-db)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

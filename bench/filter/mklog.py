@@ -49,7 +49,9 @@ makers = [
 files = sorted(glob.glob("/usr/include/**/*.h", recursive=True)) + \
         sorted(glob.glob("/usr/lib/python3*/**/*.py", recursive=True))
 rnd.shuffle(files)
-secrets = [r(B62 + "+/!@#", rnd.randint(16, 40)) for _ in range(1000)]
+# The first character is never '#': a secrets-file line starting with it is
+# a comment, and the key would silently not be loaded.
+secrets = [r(B62, 1) + r(B62 + "+/!@#", rnd.randint(15, 39)) for _ in range(1000)]
 with open(secrets_path, "w") as f:
     for i, s in enumerate(secrets):
         f.write("KEY_%d=%s\n" % (i, s) if i % 2 else s + "\n")

@@ -326,6 +326,8 @@ TEST(addr_permitted)
 
 /* ---- a loopback HTTP origin ---- */
 
+static char big[100000]; /* filled before the origin starts */
+
 static void *origin_conn(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
@@ -344,8 +346,6 @@ static void *origin_conn(void *arg)
 			goto out;
 	}
 	if (!strncmp(req, "GET /big ", 9)) {
-		static char big[100000];
-		memset(big, 'b', sizeof(big));
 		int h = snprintf(hdr, sizeof(hdr), "HTTP/1.0 200 OK\r\nContent-Length: %zu\r\n\r\n", sizeof(big));
 		(void)!send(fd, hdr, (size_t)h, MSG_NOSIGNAL);
 		(void)!send(fd, big, sizeof(big), MSG_NOSIGNAL);
@@ -712,6 +712,37 @@ TEST(daemon_port_and_dial_failure)
 	CHECK_CONTAINS(reply, "Connection refused");
 	proxy_free(px);
 	CHECK_CONTAINS(audit_text(), "\"decision\":\"error\",\"status\":502");
+
+	/* A daemon listening on 0.0.0.0 answers on loopback too. */
+	lim.daemon_host = "0.0.0.0";
+	px = make_proxy(allow, NULL, &lim);
+	if (!px)
+		return;
+	snprintf(req, sizeof(req), "GET http://localhost:%u/ HTTP/1.1\r\n\r\n", origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 403);
+	CHECK_CONTAINS(reply, "the sharness daemon's own port");
+	proxy_free(px);
+}
+
+/*
+ * connect(2) to 0.0.0.0 reaches the local host on Linux, so even an entry
+ * naming it exactly never gets there (the resolved-address check, with real
+ * sockets: without it this would be a 200 from the loopback origin).
+ */
+TEST(unspecified_never_dialed)
+{
+	char allow[64], req[256], reply[4096];
+
+	snprintf(allow, sizeof(allow), "0.0.0.0:%u", origin_port);
+	struct proxy *px = make_proxy(allow, NULL, NULL);
+	if (!px)
+		return;
+	snprintf(req, sizeof(req), "CONNECT 0.0.0.0:%u HTTP/1.1\r\n\r\n", origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 403);
+	CHECK_CONTAINS(reply, "0.0.0.0 is an unspecified address; the proxy never connects there");
+	snprintf(req, sizeof(req), "GET http://0:%u/ HTTP/1.1\r\n\r\n", origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 403);
+	proxy_free(px);
 }
 
 static long long ms_now(void)
@@ -892,7 +923,11 @@ static const char *run(char *const argv[], int *status)
 	pid_t pid = spawn(argv, p[1]);
 	close(p[1]);
 	if (pid > 0) {
-		read_all(p[0], out, sizeof(out));
+		size_t got = 0;
+		ssize_t n;
+		while (got + 1 < sizeof(out) && (n = read(p[0], out + got, sizeof(out) - 1 - got)) > 0)
+			got += (size_t)n;
+		out[got] = '\0';
 		waitpid(pid, status, 0);
 	}
 	close(p[0]);
@@ -1056,6 +1091,7 @@ int main(void)
 		return 1;
 	snprintf(audit_path, sizeof(audit_path), "%s/audit.log", tmpdir);
 	audit_fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	memset(big, 'b', sizeof(big));
 	lfd = listen_loopback(&origin_port);
 	if (audit_fd < 0 || lfd < 0 || pthread_create(&ot, NULL, origin_main, (void *)(intptr_t)lfd) != 0)
 		return 1;
@@ -1070,6 +1106,7 @@ int main(void)
 	RUN(denials);
 	RUN(exact_address_entry);
 	RUN(daemon_port_and_dial_failure);
+	RUN(unspecified_never_dialed);
 	RUN(connection_limit);
 	RUN(byte_limit);
 	RUN(timeouts);

@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "scrub.h"
 #include "scrub_detect.h"
+#include "scrub_fp.h"
 #include "scrub_rules.h"
 
 #include <dirent.h>
@@ -777,6 +778,222 @@ TEST(long_pem_streamed)
 	/* the same block bigger than the window, stream feeding 1 byte at a time for its tail */
 }
 
+/* Assignments whose value is code - type unions, calls, tuples, attribute
+ * chains, class names - are not secrets (the benchmark's
+ * `PRIVATE_KEY_TYPES = typing.Union[` lines); real values still are. */
+TEST(assignment_code_not_secret)
+{
+	static const char *const code[] = {
+		"PRIVATE_KEY_TYPES = typing.Union[\n",
+		"CERTIFICATE_PRIVATE_KEY_TYPES = typing.Union[\n",
+		"PRIVATE_KEY_TYPES = RSAPrivateKey, EllipticCurvePrivateKey\n",
+		"SECRET_TYPES = (RSAPrivateKey, DSAPrivateKey)\n",
+		"secret_types = RSAPrivateKey | DSAPrivateKey\n",
+		"PASSWORD_HASHERS = PBKDF2PasswordHasher, Argon2PasswordHasher\n",
+		"token_types = TokenTypeNames, ExactTokenTypes\n",
+		"password = get_password(user, realm)\n",
+		"token = self.tokenizer.next_token()\n",
+		"api_key = os.environ.get(\"API_KEY\")\n",
+		"secret_key = settings.SECRET_KEY2\n",
+		"TOKEN = token.Tokenizer2\n",
+		"password = PasswordField\n",
+		"access_key = AccessKeyIdentifier\n",
+		"credential = CredentialProvider\n",
+		"codec = Base64Encoder\n secret = Base64Encoder\n",
+		"git clone https://user:password@example.org/x.git\n",
+		"see http://username:passwd@host.com:80/path\n",
+	};
+	static const char *const secret[][2] = {
+		{"export DB_PASSWORD=Pw-abcDEF123xyz\n", "export DB_PASSWORD=[filtered: secret-assignment]\n"},
+		{"password = hunter22abc\n", "password = [filtered: secret-assignment]\n"},
+		{"SECRET_KEY=aB3xY9kLm2Qz\n", "SECRET_KEY=[filtered: secret-assignment]\n"},
+		{"passwd = xKpQmZrTvWbN\n", "passwd = [filtered: secret-assignment]\n"},
+		{"API_KEY=aB3xY9kLm2Qz, user=bob\n", "API_KEY=[filtered: secret-assignment], user=bob\n"},
+		{"api_key = Summer2024x\n", "api_key = [filtered: secret-assignment]\n"},
+		{"client_secret = Zq8.Rt5.Lm2\n", "client_secret = [filtered: secret-assignment]\n"},
+		{"password = \"PasswordField\"\n", "password = \"[filtered: secret-assignment]\"\n"},
+		{"git clone https://user:s3cr3tPw9x@example.org/x.git\n",
+		 "git clone https://user:[filtered: url-password]@example.org/x.git\n"},
+	};
+	for (size_t i = 0; i < sizeof code / sizeof code[0]; i++) {
+		char *o = scrub_buffer(R, code[i], strlen(code[i]), NULL, NULL);
+		CHECK_STR(o, code[i]);
+		free(o);
+	}
+	for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++) {
+		char *o = scrub_buffer(R, secret[i][0], strlen(secret[i][0]), NULL, NULL);
+		CHECK_STR(o, secret[i][1]);
+		free(o);
+	}
+}
+
+static size_t hexenc(const char *in, char *out, const char *digits)
+{
+	size_t o = 0;
+	for (; *in; in++) {
+		out[o++] = digits[(unsigned char)*in >> 4];
+		out[o++] = digits[*in & 15];
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* Vault keys of every length from 8 to 40 (the short needles go to the
+ * literal matcher, the long ones to the fingerprint index), raw, hex and
+ * base64, at every offset from 0 to 15 behind text that shares no byte
+ * pattern with them: every copy is found and nothing of it survives. */
+TEST(vault_every_length_and_offset)
+{
+	static char keys[33][48], file[4096];
+	char err[256], enc[200], line[400];
+	struct scrub_rules *r;
+	size_t fl = 0;
+	for (int k = 0; k < 33; k++) {
+		keys[k][0] = 0;
+		ap(ap(keys[k], B62, 1), B62 "+/!@%", 7 + k);
+		fl += (size_t)snprintf(file + fl, sizeof file - fl, "K%d=%s\n", k, keys[k]);
+	}
+	r = scrub_rules_new(tmpfile_with(file), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(scrub_fp_needles(r->fp) > 0 && r->nshort > 0);
+	for (int k = 0; k < 33; k++)
+		for (int e = 0; e < 3; e++) {
+			size_t n = e == 0   ? (size_t)snprintf(enc, sizeof enc, "%s", keys[k])
+			           : e == 1 ? hexenc(keys[k], enc, "0123456789abcdef")
+			                    : b64enc((const unsigned char *)keys[k], strlen(keys[k]), enc, 0);
+			char mid[9];
+			memcpy(mid, enc + (n - 8) / 2, 8); /* 8 characters from the middle */
+			mid[8] = 0;
+			if (e == 2 && enc[n - 1] == '=') /* the padded tail is not part of the needle */
+				memcpy(mid, enc + 2, 8);
+			for (int off = 0; off < 16; off++) {
+				char *o;
+				line[0] = 0;
+				ap(line, " ", off);
+				strcat(strcat(strcat(line, "v "), enc), "\n");
+				o = scrub_buffer(r, line, strlen(line), NULL, NULL);
+				if (strstr(o, mid) || !strstr(o, "[filtered: vault key]"))
+					fprintf(stderr, "# key %d enc %d off %d: %s -> %s", k, e, off, line, o);
+				CHECK(!strstr(o, mid));
+				CHECK_CONTAINS(o, "[filtered: vault key]");
+				free(o);
+			}
+		}
+	scrub_rules_free(r);
+}
+
+struct hits {
+	size_t n, start[64], len[64];
+};
+static int collect(void *arg, size_t start, size_t len)
+{
+	struct hits *h = arg;
+	if (h->n < 64) {
+		h->start[h->n] = start;
+		h->len[h->n] = len;
+	}
+	h->n++;
+	return 0;
+}
+
+/* The AVX2 fingerprint scan and the portable one report the same matches,
+ * at every alignment of a needle and at the end of the buffer. */
+TEST(fp_simd_matches_portable)
+{
+	static unsigned char buf[4096];
+	char err[256];
+	const char *key = "Vault-Key/for+fp!0123456789";
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=Vault-Key/for+fp!0123456789\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	for (size_t at = 0; at + strlen(key) <= 200; at++) {
+		struct hits a = {0}, b = {0};
+		size_t len = at + strlen(key) + at % 5;
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = (unsigned char)B62[rnd() % 62];
+		memcpy(buf + at, key, strlen(key));
+		scrub_fp_scan(r->fp, buf, len, collect, &a);
+		scrub_fp_scan_portable(r->fp, buf, len, collect, &b);
+		CHECK_EQ_INT(a.n, 1);
+		CHECK_EQ_INT(b.n, 1);
+		CHECK(a.start[0] == at && b.start[0] == at && a.len[0] == strlen(key));
+	}
+	scrub_rules_free(r);
+}
+
+/* Feed `in` in chunks of pseudo-random sizes (1 byte to 2 windows). */
+static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, struct out *o, unsigned long *count)
+{
+	struct scrub_stream *s = scrub_stream_new(r, emit, o);
+	o->len = 0;
+	o->buf[0] = 0;
+	for (size_t i = 0; i < n;) {
+		size_t c = rnd() % 4 == 0 ? rnd() % 64 + 1 : rnd() % (2 * SCRUB_WINDOW) + 1;
+		if (c > n - i)
+			c = n - i;
+		CHECK(scrub_stream_feed(s, in + i, c) == 0);
+		i += c;
+	}
+	CHECK(scrub_stream_finish(s) == 0);
+	*count = scrub_stream_count(s);
+	scrub_stream_free(s);
+}
+
+/* A stream carries the matches in its hold-back to the next window instead
+ * of scanning those bytes again: fed in random pieces it gives exactly what
+ * one call gives, for every sample, vault keys and a flood of anchors in the
+ * hold-back (more than the carried list holds, so it falls back to a scan). */
+TEST(chunked_equals_whole)
+{
+	static char in[900 << 10]; /* 7 windows; the output fits struct out */
+	static struct out o;
+	int flooded = 0;
+	char file[256], err[256];
+	struct scrub_rules *r;
+	size_t n = 0;
+	unsigned long c1, c2;
+	snprintf(file, sizeof file, "a=Chunked-Vault-Key-0001\nb=shortkey9\n");
+	r = scrub_rules_new(tmpfile_with(file), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	for (int round = 0; round < 40; round++) {
+		for (int k = 0; k < NS; k++) {
+			char *tmp = IN;
+			size_t l = strlen(input_of(&S[k], tmp)), pad = rnd() % 3000;
+			if (n + l + pad + 64 > sizeof in - 8192)
+				break;
+			memset(in + n, '.', pad);
+			in[n + pad] = '\n';
+			n += pad + 1;
+			memcpy(in + n, tmp, l);
+			n += l;
+			if (rnd() % 8 == 0)
+				n += (size_t)sprintf(in + n, "k %s j shortkey9\n", rnd() % 2 ? "Chunked-Vault-Key-0001"
+				                                                        : "Q2h1bmtlZC1WYXVsdC1LZXktMDAwMQ");
+		}
+		if (!flooded && n > (300 << 10)) /* 20 KB of anchors: fills the hold-back of some window */
+			for (int i = 0; i < 5000 && n + 8 < sizeof in; i++, flooded = 1)
+				n += (size_t)sprintf(in + n, "SK0 ");
+	}
+	{
+		size_t whole_len;
+		char *whole = scrub_buffer(r, in, n, &whole_len, &c1);
+		for (int t = 0; t < 4; t++) {
+			run_chunked(r, in, n, &o, &c2);
+			CHECK(o.len == whole_len && memcmp(o.buf, whole, whole_len) == 0);
+			CHECK_EQ_INT(c2, c1);
+		}
+		CHECK(!memmem(whole, whole_len, "Chunked-Vault", 13) && !memmem(whole, whole_len, "shortkey9", 9));
+		CHECK(flooded && memmem(whole, whole_len, "SK0 SK0 SK0 ", 12) != NULL);
+		free(whole);
+	}
+	scrub_rules_free(r);
+}
+
 int main(void)
 {
 	char err[256];
@@ -801,6 +1018,10 @@ int main(void)
 	RUN(overlaps_merge);
 	RUN(tls_key_is_vault);
 	RUN(long_pem_streamed);
+	RUN(assignment_code_not_secret);
+	RUN(vault_every_length_and_offset);
+	RUN(fp_simd_matches_portable);
+	RUN(chunked_equals_whole);
 	scrub_rules_free(R);
 	return harness_done();
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The systemd units (issue 7): `systemd-analyze verify` on the installed units,
+# the offline security score kept at or under its goal, and a guard against
+# the directives that would break the sandbox (sharnessd(8), SYSTEMD).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d /tmp/sharness-systemd.XXXXXX)
+FAILED=0
+SCORE_GOAL=4.0
+
+ok() { echo "ok - $*"; }
+not_ok() {
+	local d=$1
+	shift
+	echo "not ok - $d"
+	[ $# -gt 0 ] && printf '#   %s\n' "$@"
+	FAILED=1
+}
+check() {
+	local d=$1
+	shift
+	if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d" "command failed: $*"; fi
+}
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:      $2" "expected: $3"; fi; }
+mk() { make -s -C "$ROOT" --no-print-directory INSTALL_STAGE="$T/stage" "$@" >"$T/make.log" 2>&1 || { cat "$T/make.log" >&2; return 1; }; }
+cleanup() { rm -rf "$T"; }
+trap cleanup EXIT
+
+command -v systemd-analyze >/dev/null || { not_ok "systemd-analyze is installed (scripts/deps.sh: systemd)"; exit 0; }
+
+# ---- verify ---------------------------------------------------------------------
+# verify checks that ExecStart= exists, so the units are verified as installed
+# with every path relocated under $T/r (PREFIX, SYSCONFDIR, ...), where the
+# programs really are.  It reports most mistakes (an unknown or misspelt key)
+# as warnings with exit status 0, so any output fails the test.
+R=$T/r
+check "make install (relocated under a temporary directory)" \
+	mk install PREFIX="$R/usr" SYSCONFDIR="$R/etc" LOCALSTATEDIR="$R/var" WORKSPACEDIR="$R/srv/sharness"
+U=$R/usr/lib/systemd/system
+out=$(MANPATH=$R/usr/share/man systemd-analyze verify "$U/sharnessd.service" "$U/sharnessd.socket" 2>&1)
+rc=$?
+check_eq "systemd-analyze verify: exit status" "$rc" 0
+check_eq "systemd-analyze verify: no warning" "$out" ""
+# The test must be able to fail: a misspelt directive is reported.
+sed 's/^Delegate=yes/Delgate=yes/' "$U/sharnessd.service" >"$U/sharnessd-typo.service"
+out=$(MANPATH=$R/usr/share/man systemd-analyze verify "$U/sharnessd-typo.service" 2>&1)
+check_eq "systemd-analyze verify reports a misspelt key" \
+	"$(grep -c "Unknown key 'Delgate'" <<<"$out")" 1
+rm -f "$U/sharnessd-typo.service"
+
+# ---- the offline security score ----------------------------------------------
+D=$T/dest
+check "make install DESTDIR=..." mk install DESTDIR="$D"
+UNIT=$D/usr/local/lib/systemd/system/sharnessd.service
+score_line=$(systemd-analyze security --offline=yes "$UNIT" 2>&1 | grep 'Overall exposure level')
+score=$(sed -n 's/.*: \([0-9]*\.[0-9]\) .*/\1/p' <<<"$score_line")
+echo "# systemd-analyze security --offline=yes: ${score_line#→ }"
+check "the exposure score is a number" test -n "$score"
+if awk -v s="${score:-99}" -v g="$SCORE_GOAL" 'BEGIN { exit !(s <= g) }'; then
+	ok "exposure $score <= $SCORE_GOAL"
+else
+	not_ok "exposure ${score:-?} <= $SCORE_GOAL" "$(systemd-analyze security --offline=yes "$UNIT" 2>&1 | grep '✗')"
+fi
+
+# ---- what the unit must say, and must not say ----------------------------------
+directive() { sed -n "s/^$1=//p" "$UNIT" | tail -1; }
+check_eq "Type=notify (the daemon sends READY=1 itself)" "$(directive Type)" notify
+check_eq "Delegate=yes (the run cgroups)" "$(directive Delegate)" yes
+check_eq "KillMode=control-group (stopping kills every run)" "$(directive KillMode)" control-group
+check_eq "ExecStart= names the installed daemon and config" "$(directive ExecStart)" \
+	"/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json"
+check_eq "ExecReload= sends SIGHUP (reopens the audit log)" "$(directive ExecReload)" '/bin/kill -HUP $MAINPID'
+check_eq "RestrictNamespaces= allows exactly the run namespaces" \
+	"$(directive RestrictNamespaces | tr ' ' '\n' | sort | tr '\n' ' ')" "cgroup ipc mnt net pid user uts "
+for cap in CAP_SYS_ADMIN CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_NET_ADMIN CAP_KILL; do
+	check "CapabilityBoundingSet= keeps $cap" grep -qw "$cap" <<<"$(directive CapabilityBoundingSet)"
+done
+for cap in CAP_SYS_PTRACE CAP_SYS_MODULE CAP_NET_RAW CAP_BPF CAP_MKNOD CAP_SYS_TIME CAP_CHOWN; do
+	check "CapabilityBoundingSet= drops $cap" bash -c "! grep -qw $cap <<<'$(directive CapabilityBoundingSet)'"
+done
+check "SystemCallFilter= allows what builds a sandbox" \
+	bash -c "grep -q '@mount' <<<'$(directive SystemCallFilter | head -1)'; \
+	         for s in seccomp sethostname landlock_create_ruleset landlock_add_rule landlock_restrict_self; do \
+	           grep -q \"^SystemCallFilter=.*\\b\$s\\b\" '$UNIT' || exit 1; done"
+# Each of these breaks the sandbox or a run (sharnessd(8), SYSTEMD).
+for bad in ProtectControlGroups=yes ProtectHostname=yes PrivateUsers=yes DynamicUser=yes 'User=' \
+	ProcSubset=pid MemoryDenyWriteExecute=yes PrivateNetwork=yes 'IPAddressDeny=' UMask=0077 \
+	RestrictNamespaces=yes ProtectHome=yes ProtectHome=tmpfs; do
+	check "the unit does not set $bad" bash -c "! grep -q '^$bad' '$UNIT'"
+done
+SOCK=$D/usr/local/lib/systemd/system/sharnessd.socket
+check_eq "the socket listens on 127.0.0.1:7443" "$(sed -n 's/^ListenStream=//p' "$SOCK")" 127.0.0.1:7443
+check_eq "the default config listens where the socket does" \
+	"$(jq -r .listen "$D/etc/sharness/sharnessd.json")" 127.0.0.1:7443
+
+# Not automated: booting a private systemd to start the unit for real.  A
+# systemd PID 1, even in its own pid and mount namespace, runs the sysinit
+# units (systemd-tmpfiles --remove empties the shared /tmp, systemd-sysctl
+# writes the host's /proc/sys) unless each is masked by hand: too much reach
+# for a test that runs next to others.  The unit was checked that way once,
+# by hand, with the e2e suites (see docs/install.md, "How the unit was checked").
+exit 0
