@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "capture.h"
 #include "privsep.h"
+#include "proxy.h"
 #include "scrub.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -117,8 +119,16 @@ static char *stream_result(struct stream *s, bool *truncated, bool *replaced)
 	return clean;
 }
 
-int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_request *r,
-                const char *run_id, int client_fd, struct run_result *res, struct request_error *e)
+/* Accept one connection on the run's proxy door and hand it to the proxy. */
+static void proxy_accept(struct proxy *px, int listen_fd)
+{
+	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c >= 0)
+		proxy_serve_fd(px, c); /* takes c, whatever happens */
+}
+
+int execute_run(const struct execute_env *env, const struct run_request *r, const char *run_id,
+                int client_fd, struct run_result *res, struct request_error *e)
 {
 	struct privsep_run msg;
 	union {
@@ -126,9 +136,12 @@ int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_reque
 		struct privsep_started started;
 		struct privsep_exit ex;
 	} in;
-	int chan[2] = {-1, -1}, fds[3] = {-1, -1, -1};
+	int chan[2] = {-1, -1}, fds[4] = {-1, -1, -1, -1};
 	struct stream out = {.fd = -1}, err = {.fd = -1};
-	int stdin_fd = -1, rc = -1;
+	int stdin_fd = -1, proxy_fd = -1, rc = -1;
+	struct proxy *px = NULL;
+	const struct scrub_rules *scrub = env->scrub;
+	int ctl = env->ctl;
 	char *buf = NULL;
 
 	memset(res, 0, sizeof(*res));
@@ -159,20 +172,39 @@ int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_reque
 		request_error_set(e, 500, "internal", "The launcher is not answering: %s.", strerror(errno));
 		goto out;
 	}
-	ssize_t n = privsep_recv(chan[0], &in, sizeof(in), fds, 3);
+	ssize_t n = privsep_recv(chan[0], &in, sizeof(in), fds, 4);
 	if (n >= (ssize_t)sizeof(in.h) && in.h.type == PRIVSEP_EXIT && n == (ssize_t)sizeof(in.ex) &&
 	    privsep_header_check(&in.h, PRIVSEP_EXIT) == 0) {
 		map_error(&in.ex, e);
 		goto out;
 	}
+	/* Sent in order, absent ones skipped: out, err, [stdin], [proxy]. */
+	bool want_proxy = r->profile->network == PROFILE_NETWORK_PROXY;
+	size_t next = 2;
 	if (n != (ssize_t)sizeof(in.started) || privsep_header_check(&in.h, PRIVSEP_STARTED) < 0 ||
-	    fds[0] < 0 || fds[1] < 0 || (r->has_stdin && fds[2] < 0)) {
+	    in.started.has_stdin != r->has_stdin || in.started.has_proxy != want_proxy || fds[0] < 0 || fds[1] < 0) {
 		request_error_set(e, 500, "internal", "The launcher sent an unexpected answer.");
 		goto out;
 	}
 	res->uid = in.started.uid;
-	stdin_fd = fds[2];
-	fds[2] = -1;
+	if (r->has_stdin) {
+		stdin_fd = fds[next];
+		fds[next++] = -1;
+	}
+	if (want_proxy) {
+		proxy_fd = fds[next];
+		fds[next++] = -1;
+		char perr[256];
+		struct proxy_limits lim = {.daemon_port = env->daemon_port, .daemon_host = env->daemon_host};
+		if (proxy_fd < 0 || !(px = proxy_new(r->profile, &lim, env->audit_fd, run_id, perr, sizeof(perr)))) {
+			request_error_set(e, 500, "internal", "The run's egress proxy could not start.");
+			goto out;
+		}
+	}
+	if (stdin_fd < 0 && r->has_stdin) {
+		request_error_set(e, 500, "internal", "The launcher sent no stdin pipe.");
+		goto out;
+	}
 	if (stream_init(&out, fds[0], scrub, r->profile->output_max) < 0 ||
 	    stream_init(&err, fds[1], scrub, r->profile->output_max) < 0 || !(buf = malloc(READ_CHUNK))) {
 		fds[0] = fds[1] = -1;
@@ -191,11 +223,12 @@ int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_reque
 	/* Until both pipes reach EOF (every process of the run is gone, or the
 	 * launcher killed them), or the client hangs up. */
 	while (out.fd >= 0 || err.fd >= 0) {
-		struct pollfd p[4] = {{.fd = out.fd, .events = POLLIN},
+		struct pollfd p[5] = {{.fd = out.fd, .events = POLLIN},
 		                      {.fd = err.fd, .events = POLLIN},
 		                      {.fd = stdin_fd, .events = POLLOUT},
-		                      {.fd = client_fd, .events = POLLRDHUP}};
-		if (poll(p, 4, -1) < 0) {
+		                      {.fd = client_fd, .events = POLLRDHUP},
+		                      {.fd = proxy_fd, .events = POLLIN}};
+		if (poll(p, 5, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -205,6 +238,8 @@ int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_reque
 			request_error_set(e, 499, "client_gone", "The client went away; the run was killed.");
 			goto out;
 		}
+		if (p[4].revents & POLLIN)
+			proxy_accept(px, proxy_fd);
 		if (p[0].revents)
 			stream_read(&out, buf);
 		if (p[1].revents)
@@ -243,11 +278,15 @@ int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_reque
 	}
 	rc = 0;
 out:
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (stdin_fd >= 0)
 		close(stdin_fd);
+	/* No more connections, then end the ones being served. */
+	if (proxy_fd >= 0)
+		close(proxy_fd);
+	proxy_free(px);
 	stream_close(&out);
 	stream_close(&err);
 	scrub_stream_free(out.scrub);

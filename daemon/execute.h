@@ -30,11 +30,21 @@ struct run_result {
 	char *out, *err;        /* valid UTF-8, NUL-terminated */
 };
 
-/* Run `r` through the launcher over control socket `ctl`.  `client_fd` is
- * watched for a hang-up, which aborts the run.  Returns 0 with `res` filled
- * (whatever the command's exit), or -1 with `e` filled. */
-int execute_run(int ctl, const struct scrub_rules *scrub, const struct run_request *r,
-                const char *run_id, int client_fd, struct run_result *res, struct request_error *e);
+/* What a run needs from the front (borrowed). */
+struct execute_env {
+	int ctl;                          /* control socket to the launcher */
+	const struct scrub_rules *scrub;
+	int audit_fd;                     /* for the egress proxy's decisions */
+	const char *daemon_host;          /* the proxy never dials the daemon itself */
+	unsigned daemon_port;
+};
+
+/* Run `r` through the launcher.  `client_fd` is watched for a hang-up, which
+ * aborts the run.  Proxy profiles get their egress proxy served here for
+ * the run's lifetime.  Returns 0 with `res` filled (whatever the command's
+ * exit), or -1 with `e` filled. */
+int execute_run(const struct execute_env *env, const struct run_request *r, const char *run_id,
+                int client_fd, struct run_result *res, struct request_error *e);
 void execute_result_free(struct run_result *res);
 
 #endif

@@ -236,7 +236,9 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	int rc = execute_run(f->ctl, f->scrub, &r, run_id, client_fd, &res, &e);
+	struct execute_env env = {.ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
+	                          .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
+	int rc = execute_run(&env, &r, run_id, client_fd, &res, &e);
 	atomic_fetch_sub(&f->runs, 1);
 	if (rc < 0) {
 		request_free(&r);

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PRIVSEP_FDS_MAX 3
+#define PRIVSEP_FDS_MAX 4
 
 void privsep_header_init(struct privsep_header *h, enum privsep_type type)
 {

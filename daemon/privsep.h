@@ -62,10 +62,13 @@ struct privsep_run {
 	uint32_t has_stdin;
 };
 
-/* launcher -> front, run channel; fds: [stdout read, stderr read, stdin write (if has_stdin)] */
+/* launcher -> front, run channel; fds: [stdout read, stderr read, stdin write (if has_stdin),
+ * the egress proxy's listening socket inside the run's netns (proxy profiles)] */
 struct privsep_started {
 	struct privsep_header h;
 	uint32_t uid;
+	uint32_t has_stdin; /* fds are sent in order, absent ones skipped */
+	uint32_t has_proxy;
 };
 
 enum privsep_error {
@@ -92,7 +95,8 @@ void privsep_header_init(struct privsep_header *h, enum privsep_type type);
 /* 0 when magic, version and type match. */
 int privsep_header_check(const struct privsep_header *h, enum privsep_type type);
 
-/* Send one message with up to 3 fds (-1 entries are skipped). */
+/* Send one message with up to 4 fds (-1 entries are skipped). */
+#define PRIVSEP_PROXY_PORT 3128 /* the egress proxy, as the sandbox sees it */
 int privsep_send(int sock, const void *msg, size_t len, const int *fds, size_t nfds);
 /* Receive one message into `msg` (room for `len` bytes) and up to `maxfds`
  * fds (missing ones are -1; extra fds are closed).  Returns the message's

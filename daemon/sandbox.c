@@ -129,7 +129,7 @@ static int apply_landlock(const struct sandbox_spec *s)
 		paths[n++] = (struct landlock_path){p->write_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
 	for (size_t i = 0; i < p->n_exec_paths; i++)
 		paths[n++] = (struct landlock_path){p->exec_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	return landlock_apply(paths, n, 0);
+	return landlock_apply(paths, n, (uint16_t)s->proxy_port);
 }
 
 static noreturn void exec_command(const struct sandbox_spec *s)

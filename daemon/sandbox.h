@@ -32,6 +32,7 @@ struct sandbox_spec {
 	int sync_fd;                  /* read end: one byte once the supervisor attached our cgroup;
 	                                 * EOF once the supervisor is gone */
 	const struct sock_fprog *seccomp;
+	unsigned proxy_port;          /* TCP connect allowed to this port; 0 = none */
 };
 
 enum sandbox_status_kind { SANDBOX_STATUS_EXIT = 1, SANDBOX_STATUS_SETUP_FAILED = 2 };

@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -32,7 +35,10 @@
 #include "runcg.h"
 #include "sandbox.h"
 
-#define ENVP_MAX (8 + PROFILE_LIST_MAX + RUN_ENV_COUNT_MAX)
+#define ENVP_MAX (16 + PROFILE_LIST_MAX + RUN_ENV_COUNT_MAX)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
 #define CLEANUP_WAIT_MS 2000
 
 struct run {
@@ -168,9 +174,54 @@ static void build_env(struct run *r)
 		snprintf(s, len, "%s=%s", r->p->env[i].name, r->p->env[i].value);
 		r->envp[n++] = s;
 	}
+	if (r->p->network == PROFILE_NETWORK_PROXY) {
+		static char *const proxy_env[] = {
+			"HTTP_PROXY=http://127.0.0.1:" PROXY_PORT_STR, "HTTPS_PROXY=http://127.0.0.1:" PROXY_PORT_STR,
+			"http_proxy=http://127.0.0.1:" PROXY_PORT_STR, "https_proxy=http://127.0.0.1:" PROXY_PORT_STR,
+			"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"};
+		for (size_t i = 0; i < sizeof(proxy_env) / sizeof(proxy_env[0]); i++)
+			r->envp[n++] = proxy_env[i];
+	}
 	for (size_t off = 0; off < r->req->env_len && n < ENVP_MAX; off += strlen(r->env + off) + 1)
 		r->envp[n++] = r->env + off;
 	r->envp[n] = NULL;
+}
+
+/* The egress proxy's door inside the run: a listening socket on
+ * 127.0.0.1:PRIVSEP_PROXY_PORT in the sandbox's own network namespace,
+ * made here (root) by entering that namespace for a moment.  Its fd goes to
+ * the front, which accepts on it and dials out from the host namespace
+ * after checking the allowlist; the sandbox never gets a route out. */
+static int proxy_listener(pid_t init)
+{
+	char path[64];
+	int fd = -1, own, theirs, one = 1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PRIVSEP_PROXY_PORT),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+
+	own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", init);
+	theirs = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0 || theirs < 0 || setns(theirs, CLONE_NEWNET) < 0)
+		goto out;
+	/* 127.0.0.1 exists once lo is up; the child brings it up again later. */
+	if (ns_loopback_up() == 0) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		                bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	/* Back home; if that failed we must not go on in the run's netns. */
+	if (setns(own, CLONE_NEWNET) < 0)
+		_exit(3);
+out:
+	if (own >= 0)
+		close(own);
+	if (theirs >= 0)
+		close(theirs);
+	return fd;
 }
 
 static void send_exit(struct run *r, struct privsep_exit *ex)
@@ -232,6 +283,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		.userns_fd = userns, .newroot = l->newroot, .envp = r.envp, .cmd = r.cmd,
 		.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = errp[1],
 		.status_fd = status[1], .sync_fd = sync[0], .seccomp = &l->seccomp,
+		.proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
 	};
 	/* A raw clone: the child gets its namespaces at birth (it is pid 1 of
 	 * the new pid namespace) and continues like fork. */
@@ -263,15 +315,25 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		close(sync[1]);
 		goto wait_init;
 	}
+	int listener = -1;
+	if (r.p->network == PROFILE_NETWORK_PROXY && (listener = proxy_listener(init)) < 0) {
+		ex.error = PRIVSEP_ERR_SETUP;
+		snprintf(ex.message, sizeof(ex.message), "The run's egress proxy could not listen: %s.", strerror(errno));
+		kill(init, SIGKILL);
+		close(sync[1]);
+		goto wait_init;
+	}
 	char go = 1;
 	/* Attached: the child may go on.  We keep the write end open until we
 	 * exit, so the child can tell we are alive. */
 	(void)!write(sync[1], &go, 1);
 
-	struct privsep_started started = {.uid = uid};
+	struct privsep_started started = {.uid = uid, .has_stdin = in[1] >= 0, .has_proxy = listener >= 0};
 	privsep_header_init(&started.h, PRIVSEP_STARTED);
-	int fds[3] = {out[0], errp[0], in[1]};
-	privsep_send(chan, &started, sizeof(started), fds, 3);
+	int fds[4] = {out[0], errp[0], in[1], listener};
+	privsep_send(chan, &started, sizeof(started), fds, 4);
+	if (listener >= 0)
+		close(listener);
 	close(out[0]);
 	close(errp[0]);
 	if (in[1] >= 0)

@@ -30,7 +30,8 @@ fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 
 cat >"$T/hostile.py" <<'EOF'
 # Hostile client helper: python3 hostile.py PORT CERTDIR MODE [ARGS]
-import json, os, random, resource, socket, ssl, sys, threading, time
+import json, os, random, resource, socket, ssl, sys, threading, time, warnings
+warnings.simplefilter("ignore", DeprecationWarning)
 
 port, certs, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 args = sys.argv[4:]
@@ -270,7 +271,7 @@ wait "$ip"
 alive "after 2000 idle TCP connections"
 H idle 0 $((LIMIT * 2)) $((IDLE + 2)) >"$T/idle2.out" &
 ip=$!
-sleep 1
+for _ in $(seq 1 50); do [ -s "$T/idle2.out" ] && break; sleep 0.1; done
 BODY=$(head -1 "$T/idle2.out")
 check "idle TLS flood: at most the limit completes a handshake ($(jf .tls_done) of $((LIMIT * 2)))" \
 	test "$(jf .tls_done)" -le "$LIMIT"
@@ -303,7 +304,7 @@ alive "after oversized headers"
 out=$(curl -s --http1.0 -D "$T/h10" --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
 	-H 'Content-Type: application/json' --data-binary '{"cmd":"echo ten"}' "https://127.0.0.1:$PORT/v0/run")
 check_eq "HTTP/1.0 request served" "$(printf '%s' "$out" | jq -r .stdout)" "ten"
-check_match "HTTP/1.0 reply is HTTP/1.0" "$(head -1 "$T/h10")" '^HTTP/1\.0 200'
+check_match "HTTP/1.0 reply has a status line" "$(head -1 "$T/h10")" '^HTTP/1\.[01] 200'
 BODY=$(H pipeline)
 check_eq "pipelined requests answered in order" "$(jf -c . | tr -d ' ')" \
 	'[[200,"pipe-0\n"],[200,"pipe-1\n"],[200,"pipe-2\n"],[200,"profiles"]]'
@@ -319,31 +320,41 @@ check_match "malformed chunk size: 400 or dropped (got '${code:-dropped}')" "${c
 alive "after HTTP/1.0, pipelining and chunked bodies"
 
 # --- JSON abuse -------------------------------------------------------------
-api POST /v0/run "$(printf '{"cmd":"printf %%s \xff\xfe\xc3\x28"}')"
+api_file() { # FILE: POST it to /v0/run as app; sets STATUS and BODY (for bodies too big for argv)
+	STATUS=$(curl -s -o "$T/af.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+		--key "$T/certs/app.key" -H 'Content-Type: application/json' --data-binary @"$1" \
+		"https://127.0.0.1:$PORT/v0/run")
+	BODY=$(cat "$T/af.body")
+}
+api POST /v0/run "$(printf '{"cmd":"echo a\xff\xfeb"}')"
 check_match "invalid UTF-8 in JSON: a clear 400 or a run with U+FFFD (got $STATUS)" "$STATUS" '^(200|400)$'
 check "invalid UTF-8 in JSON: the reply is valid JSON" jq -e . <<<"$BODY"
 [ "$STATUS" = 200 ] && check_match "invalid UTF-8 echoed back as U+FFFD" "$(jf .stdout)" $'\xef\xbf\xbd'
-deep=$(head -c 200000 /dev/zero | tr '\0' '[')
-api POST /v0/run "{\"cmd\":\"true\",\"env\":$deep"
+{ printf '{"cmd":"true","env":'; head -c 200000 /dev/zero | tr '\0' '['; } >"$T/deep.json"
+api_file "$T/deep.json"
 check_eq "200,000-deep JSON: 400" "$STATUS" 400
 check_match "deep JSON: clear message" "$(jf .error.message)" 'JSON'
 deep=$(printf '{"cmd":"true","env":%s}' "$(printf '{"a":%.0s' $(seq 1 5000))1$(printf '}%.0s' $(seq 1 5000))")
 api POST /v0/run "$deep"
 check_eq "5,000-deep nested objects: 400" "$STATUS" 400
-env=$(jq -nc '[range(0;20000)] | map({key: "V\(.)", value: "x"}) | from_entries')
-api POST /v0/run "{\"cmd\":\"true\",\"env\":$env}"
+jq -nc '{cmd: "true", env: ([range(0;20000)] | map({key: "V\(.)", value: "x"}) | from_entries)}' >"$T/env.json"
+api_file "$T/env.json"
 check_match "huge env (20,000 keys): 400/413 (got $STATUS)" "$STATUS" '^(400|413)$'
 check_match "huge env: the message names env" "$(jf .error.message)" 'env'
 env=$(jq -nc '[range(0;60)] | map({key: "V\(.)", value: ("y" * 1500)}) | from_entries')
 api POST /v0/run "{\"cmd\":\"true\",\"env\":$env}"
 check_match "env over its byte limit (60 x 1500 B): 400/413 (got $STATUS)" "$STATUS" '^(400|413)$'
-api POST /v0/run "$(jq -nc --arg c "$(head -c 300000 /dev/zero | tr '\0' x)" '{cmd: $c}')"
+{ printf '{"cmd":"'; head -c 300000 /dev/zero | tr '\0' x; printf '"}'; } >"$T/bigcmd.json"
+api_file "$T/bigcmd.json"
 check_match "cmd over 256 KiB: 400/413 (got $STATUS)" "$STATUS" '^(400|413)$'
 api POST /v0/run '{"cmd":"echo a","cmd":"echo b"}'
 check_match "duplicate key: refused or the last one wins, never both (got $STATUS $(jf .stdout))" \
 	"$STATUS $(jf .stdout)" '^(400 null|200 (a|b))$'
 api POST /v0/run '{"cmd":"echo trailing"} {"cmd":"echo two"}'
-check_eq "trailing bytes after the JSON object: 400" "$STATUS" 400
+# Known daemon bug (reported): request_parse_run (daemon/request.c) never
+# checks that cJSON's parse end reaches the end of the body, so bytes after
+# the first JSON value are ignored; profile.c and config.c do check it.
+check_eq "trailing bytes after the JSON object: 400 (a second value must not be ignored)" "$STATUS" 400
 alive "after JSON abuse"
 
 # --- certificates -------------------------------------------------------------
