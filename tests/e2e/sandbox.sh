@@ -135,3 +135,6 @@ check_eq "no run cgroup left" "$(ls /sys/fs/cgroup/pids/sharness-$UID_FIRST 2>/d
 check_eq "no sandbox mount left on the host" "$(grep -c "$T/state/root" /proc/mounts)" 0
 verdict "ls / lists the sandbox's view" 'ls /' '^bin.dev.etc.home.lib.*proc.*tmp.usr'
 verdict "listing does not grant reading" 'cat /etc/shadow; ls /etc >/dev/null && echo listed' 'listed.*Permission denied|Permission denied.*listed'
+verdict "build: a host off the allowlist gets the proxy's 403 (http)" 'curl -s -o /dev/null -w "%{http_code}" http://evil.example/' '^403$' build
+verdict "build: a host off the allowlist gets the proxy's 403 (https)" 'curl -sS https://evil.example/ 2>&1' 'CONNECT tunnel failed, response 403' build
+verdict "analyse has no proxy" 'echo "[${HTTPS_PROXY:-}]"' '^\[\]$'
