@@ -188,7 +188,7 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 		goto err_free;
 	/* About one gram per filter word: with two bits each, a random gram
 	 * passes with probability ~ (2/64)^2 = 1e-3. */
-	while (words < 2 * fp->nneedles * SCRUB_FP_STRIDE)
+	while (words < fp->nneedles * SCRUB_FP_STRIDE)
 		words *= 2;
 	while (slots < 2 * fp->nneedles * SCRUB_FP_STRIDE)
 		slots *= 2;

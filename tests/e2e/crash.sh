@@ -142,7 +142,10 @@ STRAY=$!
 sleep 0.2
 check "2: the stray runs with a uid of the range" test "$(awk '/^Uid:/ { print $2 }' /proc/$STRAY/status)" = $((UID_FIRST + 4000))
 
-kill -KILL "$DAEMON_PID" $SUPERVISORS
+# Supervisors first: killed after the launcher, they would get their
+# PDEATHSIG (SIGTERM) first and clean up, which is scenario 1.
+kill -KILL $SUPERVISORS
+kill -KILL "$DAEMON_PID"
 { wait "$DAEMON_PID"; } 2>/dev/null
 DAEMON_PID=
 # The sandbox's init has PDEATHSIG=SIGKILL: with its supervisor gone the
