@@ -31,7 +31,7 @@ UNIT_BINS       := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 PROBE_SRCS      := $(sort $(wildcard tests/probes/*.c))
 PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 
-.PHONY: all deps run test unit probes clean asan format install uninstall bench fuzz stress
+.PHONY: all deps run test unit probes clean asan asan-test format install uninstall bench fuzz stress
 
 all: $(BUILD)/sharnessd $(BUILD)/sharness-client
 
@@ -77,6 +77,10 @@ test: deps all unit probes
 
 asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT="-O1 -g" all unit probes
+
+# Every test against the ASan+UBSan binaries (probes stay the normal static ones).
+asan-test: deps asan probes
+	@BUILD=build/asan ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run.sh
 
 format:
 	clang-format -i daemon/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c

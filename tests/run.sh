@@ -4,8 +4,11 @@
 # A program that exits non-zero without printing "not ok" counts as one failure.
 set -u
 cd "$(dirname "$0")/.."
+# BUILD=build/asan runs the sanitizer build (make asan-test).
+BUILD=${BUILD:-build}
+export SHARNESSD=${SHARNESSD:-$PWD/$BUILD/sharnessd} CLIENT=${CLIENT:-$PWD/$BUILD/sharness-client}
 pass=0 fail=0
-log=build/test-logs
+log=$BUILD/test-logs
 mkdir -p "$log"
 run_one() { # name, command...
 	local name=$1; shift
@@ -20,7 +23,7 @@ run_one() { # name, command...
 	if [ "$f" -gt 0 ]; then grep -E '^(not ok|#)' "$out" | head -40 | sed 's/^/    /'; fi
 }
 only=${TESTS:-}
-for t in build/tests/test_*; do
+for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	[ -n "$only" ] && [[ "$n" != *$only* ]] && continue
