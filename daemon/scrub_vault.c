@@ -1,9 +1,11 @@
 /*
  * scrub_vault.c - vault keys and their encodings  (SPEC §7, research E.2).
  *
- * Every secret becomes up to 9 literal needles: raw, hex (both cases), base64 and base64url at the three byte
- * alignments a secret can have inside a longer encoded text.  The prefilter
- * matches them all at once, so 1,000 keys cost the stream nothing extra.
+ * Every secret becomes up to 9 literal needles: raw, hex (both cases), base64
+ * and base64url at the three byte alignments a secret can have inside a
+ * longer encoded text.  The fingerprint index (scrub_fp.c) finds those of 15
+ * bytes and more in one pass whatever their number; the few shorter ones go
+ * to the Vectorscan literal database (scrub_rules.c).
  *
  * Trust: operator files, read once at start.  A value under 8 characters is
  * refused, not applied: masking "test" or "docker" everywhere would wreck
