@@ -14,6 +14,8 @@
  * the embedded defaults are resolved against the current directory.  Every
  * path in a loaded struct config is absolute.
  */
+#include "errmsg.h"
+#include "jsonstrict.h"
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -43,20 +45,6 @@
 #define DEFAULT_IDLE_TIMEOUT_S 15u
 #define DEFAULT_APPROVAL_TIMEOUT_S 300u
 #define EMBEDDED_SOURCE "(embedded defaults)"
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* base + "/" + path, or a copy of path when it is already absolute. */
 static char *abs_path(const char *base, const char *path)
@@ -112,60 +100,6 @@ static unsigned line_of(const char *s, size_t off)
 	return line;
 }
 
-/* Refuse a key given twice in one object: cJSON keeps both and a lookup would see only the first. */
-static int check_duplicates(const char *origin, const char *prefix, const cJSON *obj, char *err,
-                            size_t errlen)
-{
-	for (const cJSON *a = obj->child; a; a = a->next)
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (!strcmp(a->string, b->string)) {
-				fail(err, errlen, "%s: key '%s%s' appears more than once", origin, prefix,
-				     a->string);
-				return -1;
-			}
-	return 0;
-}
-
-/* Every member of `obj` must be one of `known` (NULL-terminated). */
-static int check_keys(const char *origin, const char *prefix, const cJSON *obj,
-                      const char *const *known, char *err, size_t errlen)
-{
-	if (check_duplicates(origin, prefix, obj, err, errlen) < 0)
-		return -1;
-	for (const cJSON *m = obj->child; m; m = m->next) {
-		size_t i;
-
-		for (i = 0; known[i]; i++)
-			if (!strcmp(m->string, known[i]))
-				break;
-		if (!known[i]) {
-			fail(err, errlen, "%s: key '%s%s' is unknown", origin, prefix, m->string);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* A whole number in [lo, hi]. */
-static int get_uint(const char *origin, const char *key, const cJSON *v, uint64_t lo, uint64_t hi,
-                    uint64_t *out, char *err, size_t errlen)
-{
-	double d;
-
-	if (!cJSON_IsNumber(v)) {
-		fail(err, errlen, "%s: key '%s' must be a number", origin, key);
-		return -1;
-	}
-	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) {
-		fail(err, errlen, "%s: key '%s' must be a whole number from %llu to %llu", origin, key,
-		     (unsigned long long)lo, (unsigned long long)hi);
-		return -1;
-	}
-	*out = (uint64_t)d;
-	return 0;
-}
-
 /* A non-empty string shorter than PATH_MAX, made absolute against `base`. */
 static int get_path(const char *origin, const char *key, const cJSON *v, const char *base,
                     char **out, char *err, size_t errlen)
@@ -173,21 +107,21 @@ static int get_path(const char *origin, const char *key, const cJSON *v, const c
 	char *p;
 
 	if (!cJSON_IsString(v)) {
-		fail(err, errlen, "%s: key '%s' must be a string (a path)", origin, key);
+		errmsg_set(err, errlen, "%s: key '%s' must be a string (a path)", origin, key);
 		return -1;
 	}
 	if (!v->valuestring[0]) {
-		fail(err, errlen, "%s: key '%s' must not be empty", origin, key);
+		errmsg_set(err, errlen, "%s: key '%s' must not be empty", origin, key);
 		return -1;
 	}
 	p = abs_path(base, v->valuestring);
 	if (!p) {
-		fail(err, errlen, "%s: out of memory", origin);
+		errmsg_set(err, errlen, "%s: out of memory", origin);
 		return -1;
 	}
 	if (strlen(p) >= PATH_MAX) {
 		free(p);
-		fail(err, errlen, "%s: key '%s' is a path longer than %d bytes", origin, key, PATH_MAX - 1);
+		errmsg_set(err, errlen, "%s: key '%s' is a path longer than %d bytes", origin, key, PATH_MAX - 1);
 		return -1;
 	}
 	*out = p;
@@ -250,7 +184,7 @@ static int parse_listen(const char *origin, const char *key, const char *s, bool
 	if (errno || *end || port < 1 || port > 65535)
 		goto bad;
 	if (!allow_any && !addr_is_loopback(family, addr)) {
-		fail(err, errlen,
+		errmsg_set(err, errlen,
 		     "%s: key '%s' is %s, which is not a loopback address; set \"%s\": true to allow "
 		     "it",
 		     origin, key, s, allow_key);
@@ -258,13 +192,13 @@ static int parse_listen(const char *origin, const char *key, const char *s, bool
 	}
 	*host_out = strdup(host);
 	if (!*host_out) {
-		fail(err, errlen, "%s: out of memory", origin);
+		errmsg_set(err, errlen, "%s: out of memory", origin);
 		return -1;
 	}
 	*port_out = (unsigned)port;
 	return 0;
 bad:
-	fail(err, errlen,
+	errmsg_set(err, errlen,
 	     "%s: key '%s' must be \"HOST:PORT\" with a numeric address, such as \"127.0.0.1:7443\" "
 	     "or \"[::1]:7443\"",
 	     origin, key);
@@ -277,7 +211,7 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 
 	memset(c, 0, sizeof(*c));
 	if (!getcwd(cwd, sizeof(cwd))) {
-		fail(err, errlen, "cannot read the current directory: %s", strerror(errno));
+		errmsg_set(err, errlen, "cannot read the current directory: %s", strerror(errno));
 		return -1;
 	}
 	/* The workspace is realpath'd like a configured one: the sandbox maps it at its real path. */
@@ -305,7 +239,7 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->source = strdup(EMBEDDED_SOURCE);
 	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
 	    !real || !c->audit_log || !c->state_dir || !c->source) {
-		fail(err, errlen, "cannot set the embedded defaults: %s", strerror(errno ? errno : ENOMEM));
+		errmsg_set(err, errlen, "cannot set the embedded defaults: %s", strerror(errno ? errno : ENOMEM));
 		config_free(c);
 		return -1;
 	}
@@ -320,10 +254,10 @@ static int parse_tls(const char *origin, const cJSON *tls, const char *base, str
 	char **slots[] = {&c->tls_ca, &c->tls_cert, &c->tls_key};
 
 	if (!cJSON_IsObject(tls)) {
-		fail(err, errlen, "%s: key 'tls' must be an object with 'ca', 'cert' and 'key'", origin);
+		errmsg_set(err, errlen, "%s: key 'tls' must be an object with 'ca', 'cert' and 'key'", origin);
 		return -1;
 	}
-	if (check_keys(origin, "tls.", tls, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "tls.", tls, known, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < 3; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(tls, known[i]);
@@ -347,16 +281,16 @@ static int parse_workspaces(const char *origin, const cJSON *ws, struct config *
 	int rc = -1;
 
 	if (!cJSON_IsArray(ws)) {
-		fail(err, errlen, "%s: key 'workspaces' must be a list of absolute directory paths",
+		errmsg_set(err, errlen, "%s: key 'workspaces' must be a list of absolute directory paths",
 		     origin);
 		return -1;
 	}
 	if (cJSON_GetArraySize(ws) < 1) {
-		fail(err, errlen, "%s: key 'workspaces' must name at least one directory", origin);
+		errmsg_set(err, errlen, "%s: key 'workspaces' must name at least one directory", origin);
 		return -1;
 	}
 	if (cJSON_GetArraySize(ws) > CONFIG_WORKSPACES_MAX) {
-		fail(err, errlen, "%s: key 'workspaces' holds more than %d directories", origin,
+		errmsg_set(err, errlen, "%s: key 'workspaces' holds more than %d directories", origin,
 		     CONFIG_WORKSPACES_MAX);
 		return -1;
 	}
@@ -365,25 +299,25 @@ static int parse_workspaces(const char *origin, const cJSON *ws, struct config *
 		char *real;
 
 		if (!cJSON_IsString(e) || e->valuestring[0] != '/') {
-			fail(err, errlen, "%s: key 'workspaces' entry %zu must be an absolute path", origin,
+			errmsg_set(err, errlen, "%s: key 'workspaces' entry %zu must be an absolute path", origin,
 			     n + 1);
 			goto out;
 		}
 		real = realpath(e->valuestring, NULL);
 		if (!real) {
-			fail(err, errlen, "%s: key 'workspaces' entry '%s' cannot be resolved: %s", origin,
+			errmsg_set(err, errlen, "%s: key 'workspaces' entry '%s' cannot be resolved: %s", origin,
 			     e->valuestring, strerror(errno));
 			goto out;
 		}
 		tmp[n++] = real;
 		if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			fail(err, errlen, "%s: key 'workspaces' entry '%s' is not a directory", origin,
+			errmsg_set(err, errlen, "%s: key 'workspaces' entry '%s' is not a directory", origin,
 			     e->valuestring);
 			goto out;
 		}
 		/* "/" as a workspace would map the whole host into every sandbox. */
 		if (!strcmp(real, "/")) {
-			fail(err, errlen,
+			errmsg_set(err, errlen,
 			     "%s: key 'workspaces' entry '%s' is the root directory; name a project "
 			     "directory instead",
 			     origin, e->valuestring);
@@ -391,7 +325,7 @@ static int parse_workspaces(const char *origin, const cJSON *ws, struct config *
 		}
 		for (size_t i = 0; i + 1 < n; i++)
 			if (!strcmp(tmp[i], real)) {
-				fail(err, errlen, "%s: key 'workspaces' names '%s' more than once", origin,
+				errmsg_set(err, errlen, "%s: key 'workspaces' names '%s' more than once", origin,
 				     real);
 				goto out;
 			}
@@ -416,20 +350,20 @@ static int parse_uid_range(const char *origin, const cJSON *r, struct config *c,
 	uint64_t x;
 
 	if (!cJSON_IsObject(r)) {
-		fail(err, errlen, "%s: key 'uid_range' must be an object {\"first\": N, \"count\": N}",
+		errmsg_set(err, errlen, "%s: key 'uid_range' must be an object {\"first\": N, \"count\": N}",
 		     origin);
 		return -1;
 	}
-	if (check_keys(origin, "uid_range.", r, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "uid_range.", r, known, err, errlen) < 0)
 		return -1;
 	/* uid 0 is root and (uid_t)-1 means "no change" to set*id(); uidpool checks the rest. */
 	if ((v = cJSON_GetObjectItemCaseSensitive(r, "first"))) {
-		if (get_uint(origin, "uid_range.first", v, 1, UINT32_MAX - 1, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "uid_range.first", v, 1, UINT32_MAX - 1, &x, err, errlen) < 0)
 			return -1;
 		c->uid_first = (uid_t)x;
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(r, "count"))) {
-		if (get_uint(origin, "uid_range.count", v, 1, 1u << 20, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "uid_range.count", v, 1, 1u << 20, &x, err, errlen) < 0)
 			return -1;
 		c->uid_count = (unsigned)x;
 	}
@@ -444,23 +378,23 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 	uint64_t x;
 
 	if (!cJSON_IsObject(l)) {
-		fail(err, errlen, "%s: key 'limits' must be an object", origin);
+		errmsg_set(err, errlen, "%s: key 'limits' must be an object", origin);
 		return -1;
 	}
-	if (check_keys(origin, "limits.", l, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "limits.", l, known, err, errlen) < 0)
 		return -1;
 	if ((v = cJSON_GetObjectItemCaseSensitive(l, "max_body_bytes"))) {
-		if (get_uint(origin, "limits.max_body_bytes", v, 1024, 64u * MIB, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "limits.max_body_bytes", v, 1024, 64u * MIB, &x, err, errlen) < 0)
 			return -1;
 		c->max_body = (size_t)x;
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(l, "connections"))) {
-		if (get_uint(origin, "limits.connections", v, 1, 4096, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "limits.connections", v, 1, 4096, &x, err, errlen) < 0)
 			return -1;
 		c->connection_limit = (unsigned)x;
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(l, "idle_timeout_s"))) {
-		if (get_uint(origin, "limits.idle_timeout_s", v, 1, 3600, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "limits.idle_timeout_s", v, 1, 3600, &x, err, errlen) < 0)
 			return -1;
 		c->connection_timeout_s = (unsigned)x;
 	}
@@ -476,16 +410,16 @@ static int parse_proxy(const char *origin, const cJSON *p, struct config *c, cha
 	unsigned port;
 
 	if (!cJSON_IsObject(p)) {
-		fail(err, errlen, "%s: key 'proxy' must be an object", origin);
+		errmsg_set(err, errlen, "%s: key 'proxy' must be an object", origin);
 		return -1;
 	}
-	if (check_keys(origin, "proxy.", p, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "proxy.", p, known, err, errlen) < 0)
 		return -1;
 	v = cJSON_GetObjectItemCaseSensitive(p, "listen");
 	if (!v)
 		return 0;
 	if (!cJSON_IsString(v)) {
-		fail(err, errlen, "%s: key 'proxy.listen' must be a string \"HOST:PORT\"", origin);
+		errmsg_set(err, errlen, "%s: key 'proxy.listen' must be a string \"HOST:PORT\"", origin);
 		return -1;
 	}
 	/* The egress proxy serves sandboxes on this machine only: never off loopback. */
@@ -495,7 +429,7 @@ static int parse_proxy(const char *origin, const cJSON *p, struct config *c, cha
 	free(host);
 	s = strdup(v->valuestring);
 	if (!s) {
-		fail(err, errlen, "%s: out of memory", origin);
+		errmsg_set(err, errlen, "%s: out of memory", origin);
 		return -1;
 	}
 	set_str(&c->proxy_listen, s);
@@ -515,16 +449,16 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 	char *p;
 
 	if (!cJSON_IsObject(root)) {
-		fail(err, errlen, "%s: the configuration must be a JSON object", origin);
+		errmsg_set(err, errlen, "%s: the configuration must be a JSON object", origin);
 		return -1;
 	}
-	if (check_keys(origin, "", root, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "", root, known, err, errlen) < 0)
 		return -1;
 
 	/* Read listen_non_loopback first: the listen check depends on it. */
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "listen_non_loopback"))) {
 		if (!cJSON_IsBool(v)) {
-			fail(err, errlen, "%s: key 'listen_non_loopback' must be true or false", origin);
+			errmsg_set(err, errlen, "%s: key 'listen_non_loopback' must be true or false", origin);
 			return -1;
 		}
 		c->listen_any = cJSON_IsTrue(v);
@@ -534,7 +468,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		unsigned port;
 
 		if (!cJSON_IsString(v)) {
-			fail(err, errlen, "%s: key 'listen' must be a string \"HOST:PORT\"", origin);
+			errmsg_set(err, errlen, "%s: key 'listen' must be a string \"HOST:PORT\"", origin);
 			return -1;
 		}
 		if (parse_listen(origin, "listen", v->valuestring, c->listen_any, "listen_non_loopback",
@@ -558,7 +492,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 	    parse_uid_range(origin, v, c, err, errlen) < 0)
 		return -1;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "max_runs"))) {
-		if (get_uint(origin, "max_runs", v, 1, 1024, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "max_runs", v, 1, 1024, &x, err, errlen) < 0)
 			return -1;
 		c->max_runs = (unsigned)x;
 	}
@@ -567,7 +501,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 			set_str(&c->secrets_file, NULL);
 		} else {
 			if (!cJSON_IsString(v)) {
-				fail(err, errlen, "%s: key 'secrets_file' must be a path or null", origin);
+				errmsg_set(err, errlen, "%s: key 'secrets_file' must be a path or null", origin);
 				return -1;
 			}
 			if (get_path(origin, "secrets_file", v, base, &p, err, errlen) < 0)
@@ -581,7 +515,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		else if (get_path(origin, "audit_log", v, base, &p, err, errlen) < 0)
 			return -1;
 		if (!p) {
-			fail(err, errlen, "%s: out of memory", origin);
+			errmsg_set(err, errlen, "%s: out of memory", origin);
 			return -1;
 		}
 		set_str(&c->audit_log, p);
@@ -595,7 +529,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 	    parse_limits(origin, v, c, err, errlen) < 0)
 		return -1;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "approval_timeout_s"))) {
-		if (get_uint(origin, "approval_timeout_s", v, 1, 86400, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "approval_timeout_s", v, 1, 86400, &x, err, errlen) < 0)
 			return -1;
 		c->approval_timeout_s = (unsigned)x;
 	}
@@ -605,14 +539,14 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 
 	/* Cross-key rules: each live run holds one uid, so the pool must cover max_runs. */
 	if (c->uid_count < c->max_runs) {
-		fail(err, errlen,
+		errmsg_set(err, errlen,
 		     "%s: key 'uid_range.count' (%u) is smaller than 'max_runs' (%u); every "
 		     "concurrent run needs its own uid",
 		     origin, c->uid_count, c->max_runs);
 		return -1;
 	}
 	if ((uint64_t)c->uid_first + c->uid_count - 1 > UINT32_MAX - 1) {
-		fail(err, errlen, "%s: key 'uid_range' runs past the largest uid %u", origin,
+		errmsg_set(err, errlen, "%s: key 'uid_range' runs past the largest uid %u", origin,
 		     UINT32_MAX - 1);
 		return -1;
 	}
@@ -630,7 +564,7 @@ static int parse_with_base(const char *origin, const char *json, size_t len, con
 
 	memset(c, 0, sizeof(*c));
 	if (has_nul_escape(json, len)) {
-		fail(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
+		errmsg_set(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
 		return -1;
 	}
 	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
@@ -646,7 +580,7 @@ static int parse_with_base(const char *origin, const char *json, size_t len, con
 	if (!root) {
 		size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
 
-		fail(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
+		errmsg_set(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
 		return -1;
 	}
 	if (config_defaults(&tmp, err, errlen) < 0) {
@@ -656,7 +590,7 @@ static int parse_with_base(const char *origin, const char *json, size_t len, con
 	rc = overlay(origin, root, base, &tmp, err, errlen);
 	cJSON_Delete(root);
 	if (rc == 0 && !(src = strdup(origin))) {
-		fail(err, errlen, "%s: out of memory", origin);
+		errmsg_set(err, errlen, "%s: out of memory", origin);
 		rc = -1;
 	}
 	if (rc < 0) {
@@ -675,7 +609,7 @@ int config_parse(const char *origin, const char *json, size_t len, struct config
 
 	if (!getcwd(cwd, sizeof(cwd))) {
 		memset(c, 0, sizeof(*c));
-		fail(err, errlen, "cannot read the current directory: %s", strerror(errno));
+		errmsg_set(err, errlen, "cannot read the current directory: %s", strerror(errno));
 		return -1;
 	}
 	return parse_with_base(origin, json, len, cwd, c, err, errlen);
@@ -691,21 +625,21 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 	memset(c, 0, sizeof(*c));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", path);
+		errmsg_set(err, errlen, "%s: not a regular file", path);
 		goto out;
 	}
 	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
-		fail(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
+		errmsg_set(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
 		goto out;
 	}
 	/* Read to EOF with a bound rather than trusting st_size (the file may change under us). */
 	buf = malloc(CONFIG_FILE_MAX + 1);
 	if (!buf) {
-		fail(err, errlen, "%s: out of memory", path);
+		errmsg_set(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	for (;;) {
@@ -714,20 +648,20 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			errmsg_set(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
 		if (len > CONFIG_FILE_MAX) {
-			fail(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
+			errmsg_set(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
 			goto out;
 		}
 	}
 	real = realpath(path, NULL);
 	if (!real) {
-		fail(err, errlen, "%s: cannot resolve: %s", path, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot resolve: %s", path, strerror(errno));
 		goto out;
 	}
 	slash = strrchr(real, '/');

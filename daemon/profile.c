@@ -12,6 +12,8 @@
  * without trailing slashes, no whitespace.  Two files that mean the same thing
  * therefore hash the same, and any change of meaning changes the hash.
  */
+#include "errmsg.h"
+#include "jsonstrict.h"
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -40,20 +42,6 @@
 #define DEFAULT_TIMEOUT_S 60u
 #define DEFAULT_TIMEOUT_MAX_S 600u
 #define DEFAULT_OUTPUT_MAX (1u * MIB)
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- environment names (shared with the request validator) ---- */
 
@@ -198,49 +186,6 @@ static unsigned line_of(const char *s, size_t off)
 	return line;
 }
 
-static int check_keys(const char *origin, const char *prefix, const cJSON *obj,
-                      const char *const *known, char *err, size_t errlen)
-{
-	for (const cJSON *a = obj->child; a; a = a->next)
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (!strcmp(a->string, b->string)) {
-				fail(err, errlen, "%s: key '%s%s' appears more than once", origin, prefix,
-				     a->string);
-				return -1;
-			}
-	for (const cJSON *m = obj->child; m; m = m->next) {
-		size_t i;
-
-		for (i = 0; known[i]; i++)
-			if (!strcmp(m->string, known[i]))
-				break;
-		if (!known[i]) {
-			fail(err, errlen, "%s: key '%s%s' is unknown", origin, prefix, m->string);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int get_uint(const char *origin, const char *key, const cJSON *v, uint64_t lo, uint64_t hi,
-                    uint64_t *out, char *err, size_t errlen)
-{
-	double d;
-
-	if (!cJSON_IsNumber(v)) {
-		fail(err, errlen, "%s: key '%s' must be a number", origin, key);
-		return -1;
-	}
-	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) {
-		fail(err, errlen, "%s: key '%s' must be a whole number from %llu to %llu", origin, key,
-		     (unsigned long long)lo, (unsigned long long)hi);
-		return -1;
-	}
-	*out = (uint64_t)d;
-	return 0;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -367,11 +312,11 @@ static int get_list(const char *origin, const char *key, const cJSON *v, enum li
 	size_t n = 0;
 
 	if (!cJSON_IsArray(v)) {
-		fail(err, errlen, "%s: key '%s' must be a list of strings", origin, key);
+		errmsg_set(err, errlen, "%s: key '%s' must be a list of strings", origin, key);
 		return -1;
 	}
 	if (cJSON_GetArraySize(v) > PROFILE_LIST_MAX) {
-		fail(err, errlen, "%s: key '%s' holds more than %d entries", origin, key,
+		errmsg_set(err, errlen, "%s: key '%s' holds more than %d entries", origin, key,
 		     PROFILE_LIST_MAX);
 		return -1;
 	}
@@ -380,19 +325,19 @@ static int get_list(const char *origin, const char *key, const cJSON *v, enum li
 		char *s;
 
 		if (!cJSON_IsString(e)) {
-			fail(err, errlen, "%s: key '%s' must be a list of strings", origin, key);
+			errmsg_set(err, errlen, "%s: key '%s' must be a list of strings", origin, key);
 			goto err_free;
 		}
 		s = strdup(e->valuestring);
 		if (!s) {
-			fail(err, errlen, "%s: out of memory", origin);
+			errmsg_set(err, errlen, "%s: out of memory", origin);
 			goto err_free;
 		}
 		out[n++] = s;
 		switch (kind) {
 		case LIST_RELATIVE:
 			if (!path_normal(s, false)) {
-				fail(err, errlen,
+				errmsg_set(err, errlen,
 				     "%s: key '%s' entry '%s' must be a relative path inside the "
 				     "workspace, without '..', '.' or empty components",
 				     origin, key, e->valuestring);
@@ -401,14 +346,14 @@ static int get_list(const char *origin, const char *key, const cJSON *v, enum li
 			break;
 		case LIST_ABSOLUTE:
 			if (!path_normal(s, true)) {
-				fail(err, errlen,
+				errmsg_set(err, errlen,
 				     "%s: key '%s' entry '%s' must be an absolute path without '..', '.' "
 				     "or empty components",
 				     origin, key, e->valuestring);
 				goto err_free;
 			}
 			if (!strcmp(s, "/")) {
-				fail(err, errlen,
+				errmsg_set(err, errlen,
 				     "%s: key '%s' entry '/' names the root directory; name the "
 				     "directories instead",
 				     origin, key);
@@ -417,7 +362,7 @@ static int get_list(const char *origin, const char *key, const cJSON *v, enum li
 			break;
 		case LIST_HOST:
 			if (host_check(s, &why) < 0) {
-				fail(err, errlen, "%s: key '%s' entry '%s' %s", origin, key, e->valuestring,
+				errmsg_set(err, errlen, "%s: key '%s' entry '%s' %s", origin, key, e->valuestring,
 				     why);
 				goto err_free;
 			}
@@ -425,7 +370,7 @@ static int get_list(const char *origin, const char *key, const cJSON *v, enum li
 		}
 		for (size_t i = 0; i + 1 < n; i++)
 			if (!strcmp(out[i], s)) {
-				fail(err, errlen, "%s: key '%s' names '%s' more than once", origin, key, s);
+				errmsg_set(err, errlen, "%s: key '%s' names '%s' more than once", origin, key, s);
 				goto err_free;
 			}
 	}
@@ -442,7 +387,7 @@ static int get_string(const char *origin, const char *key, const cJSON *v, const
                       char *err, size_t errlen)
 {
 	if (!cJSON_IsString(v)) {
-		fail(err, errlen, "%s: key '%s' must be a string", origin, key);
+		errmsg_set(err, errlen, "%s: key '%s' must be a string", origin, key);
 		return -1;
 	}
 	*out = v->valuestring;
@@ -469,24 +414,24 @@ static int parse_network(const char *origin, const cJSON *v, struct profile *p, 
 	const cJSON *mode, *allow;
 
 	if (!cJSON_IsObject(v)) {
-		fail(err, errlen,
+		errmsg_set(err, errlen,
 		     "%s: key 'network' must be an object such as {\"mode\": \"none\"} or "
 		     "{\"mode\": \"proxy\", \"allow\": [...]}",
 		     origin);
 		return -1;
 	}
-	if (check_keys(origin, "network.", v, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "network.", v, known, err, errlen) < 0)
 		return -1;
 	mode = cJSON_GetObjectItemCaseSensitive(v, "mode");
 	allow = cJSON_GetObjectItemCaseSensitive(v, "allow");
 	if (!mode) {
-		fail(err, errlen, "%s: key 'network.mode' is required", origin);
+		errmsg_set(err, errlen, "%s: key 'network.mode' is required", origin);
 		return -1;
 	}
 	if (cJSON_IsString(mode) && !strcmp(mode->valuestring, "none")) {
 		p->network = PROFILE_NETWORK_NONE;
 		if (allow) {
-			fail(err, errlen,
+			errmsg_set(err, errlen,
 			     "%s: key 'network.allow' is only allowed when 'network.mode' is \"proxy\"",
 			     origin);
 			return -1;
@@ -494,12 +439,12 @@ static int parse_network(const char *origin, const cJSON *v, struct profile *p, 
 		return 0;
 	}
 	if (!cJSON_IsString(mode) || strcmp(mode->valuestring, "proxy")) {
-		fail(err, errlen, "%s: key 'network.mode' must be \"none\" or \"proxy\"", origin);
+		errmsg_set(err, errlen, "%s: key 'network.mode' must be \"none\" or \"proxy\"", origin);
 		return -1;
 	}
 	p->network = PROFILE_NETWORK_PROXY;
 	if (!allow) {
-		fail(err, errlen, "%s: key 'network.allow' is required when 'network.mode' is \"proxy\"",
+		errmsg_set(err, errlen, "%s: key 'network.allow' is required when 'network.mode' is \"proxy\"",
 		     origin);
 		return -1;
 	}
@@ -507,7 +452,7 @@ static int parse_network(const char *origin, const cJSON *v, struct profile *p, 
 	             err, errlen) < 0)
 		return -1;
 	if (p->n_proxy_allow == 0) {
-		fail(err, errlen, "%s: key 'network.allow' must name at least one host", origin);
+		errmsg_set(err, errlen, "%s: key 'network.allow' must name at least one host", origin);
 		return -1;
 	}
 	return 0;
@@ -521,26 +466,26 @@ static int parse_timeout(const char *origin, const cJSON *v, struct profile *p, 
 	uint64_t x;
 
 	if (!cJSON_IsObject(v)) {
-		fail(err, errlen, "%s: key 'timeout_s' must be an object {\"default\": N, \"max\": N}",
+		errmsg_set(err, errlen, "%s: key 'timeout_s' must be an object {\"default\": N, \"max\": N}",
 		     origin);
 		return -1;
 	}
-	if (check_keys(origin, "timeout_s.", v, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "timeout_s.", v, known, err, errlen) < 0)
 		return -1;
 	d = cJSON_GetObjectItemCaseSensitive(v, "default");
 	m = cJSON_GetObjectItemCaseSensitive(v, "max");
 	if (!d || !m) {
-		fail(err, errlen, "%s: key 'timeout_s.%s' is required", origin, d ? "max" : "default");
+		errmsg_set(err, errlen, "%s: key 'timeout_s.%s' is required", origin, d ? "max" : "default");
 		return -1;
 	}
-	if (get_uint(origin, "timeout_s.default", d, 1, 86400, &x, err, errlen) < 0)
+	if (jsonstrict_get_uint(origin, "timeout_s.default", d, 1, 86400, &x, err, errlen) < 0)
 		return -1;
 	p->timeout_default_s = (unsigned)x;
-	if (get_uint(origin, "timeout_s.max", m, 1, 86400, &x, err, errlen) < 0)
+	if (jsonstrict_get_uint(origin, "timeout_s.max", m, 1, 86400, &x, err, errlen) < 0)
 		return -1;
 	p->timeout_max_s = (unsigned)x;
 	if (p->timeout_default_s > p->timeout_max_s) {
-		fail(err, errlen, "%s: key 'timeout_s.default' (%u) is larger than 'timeout_s.max' (%u)",
+		errmsg_set(err, errlen, "%s: key 'timeout_s.default' (%u) is larger than 'timeout_s.max' (%u)",
 		     origin, p->timeout_default_s, p->timeout_max_s);
 		return -1;
 	}
@@ -553,17 +498,17 @@ static int parse_env(const char *origin, const cJSON *v, struct profile *p, char
 	const cJSON *e;
 
 	if (!cJSON_IsObject(v)) {
-		fail(err, errlen, "%s: key 'env' must be an object of strings", origin);
+		errmsg_set(err, errlen, "%s: key 'env' must be an object of strings", origin);
 		return -1;
 	}
 	if (cJSON_GetArraySize(v) > PROFILE_LIST_MAX) {
-		fail(err, errlen, "%s: key 'env' holds more than %d entries", origin, PROFILE_LIST_MAX);
+		errmsg_set(err, errlen, "%s: key 'env' holds more than %d entries", origin, PROFILE_LIST_MAX);
 		return -1;
 	}
 	for (const cJSON *a = v->child; a; a = a->next)
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (!strcmp(a->string, b->string)) {
-				fail(err, errlen, "%s: key 'env.%s' appears more than once", origin,
+				errmsg_set(err, errlen, "%s: key 'env.%s' appears more than once", origin,
 				     a->string);
 				return -1;
 			}
@@ -571,25 +516,25 @@ static int parse_env(const char *origin, const cJSON *v, struct profile *p, char
 		struct profile_env *pe;
 
 		if (!profile_env_name_valid(e->string)) {
-			fail(err, errlen,
+			errmsg_set(err, errlen,
 			     "%s: key 'env.%.*s' is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*, "
 			     "at most %d bytes)",
 			     origin, ENV_NAME_MAX, e->string, ENV_NAME_MAX - 1);
 			return -1;
 		}
 		if (profile_env_name_dangerous(e->string)) {
-			fail(err, errlen,
+			errmsg_set(err, errlen,
 			     "%s: key 'env.%s' may not be granted: the sandbox sets it itself or it "
 			     "makes programs load or run other code",
 			     origin, e->string);
 			return -1;
 		}
 		if (!cJSON_IsString(e)) {
-			fail(err, errlen, "%s: key 'env.%s' must be a string", origin, e->string);
+			errmsg_set(err, errlen, "%s: key 'env.%s' must be a string", origin, e->string);
 			return -1;
 		}
 		if (strlen(e->valuestring) > ENV_VALUE_MAX) {
-			fail(err, errlen, "%s: key 'env.%s' is longer than %d bytes", origin, e->string,
+			errmsg_set(err, errlen, "%s: key 'env.%s' is longer than %d bytes", origin, e->string,
 			     ENV_VALUE_MAX);
 			return -1;
 		}
@@ -598,7 +543,7 @@ static int parse_env(const char *origin, const cJSON *v, struct profile *p, char
 		pe->value = strdup(e->valuestring);
 		p->n_env++;
 		if (!pe->name || !pe->value) {
-			fail(err, errlen, "%s: out of memory", origin);
+			errmsg_set(err, errlen, "%s: out of memory", origin);
 			return -1;
 		}
 	}
@@ -708,14 +653,14 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	uint64_t x;
 
 	if (!cJSON_IsObject(root)) {
-		fail(err, errlen, "%s: the profile must be a JSON object", origin);
+		errmsg_set(err, errlen, "%s: the profile must be a JSON object", origin);
 		return -1;
 	}
-	if (check_keys(origin, "", root, known, err, errlen) < 0)
+	if (jsonstrict_check_keys(origin, "", root, known, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; required[i]; i++)
 		if (!cJSON_GetObjectItemCaseSensitive(root, required[i])) {
-			fail(err, errlen, "%s: key '%s' is required", origin, required[i]);
+			errmsg_set(err, errlen, "%s: key '%s' is required", origin, required[i]);
 			return -1;
 		}
 
@@ -723,12 +668,12 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	if (get_string(origin, "name", v, &s, err, errlen) < 0)
 		return -1;
 	if (!name_valid(s)) {
-		fail(err, errlen, "%s: key 'name' must match [a-z][a-z0-9_-]* and be at most %d bytes",
+		errmsg_set(err, errlen, "%s: key 'name' must match [a-z][a-z0-9_-]* and be at most %d bytes",
 		     origin, PROFILE_NAME_MAX - 1);
 		return -1;
 	}
 	if (expected_name && strcmp(s, expected_name)) {
-		fail(err, errlen, "%s: key 'name' is '%s' but the file is named '%s.json'; they must match",
+		errmsg_set(err, errlen, "%s: key 'name' is '%s' but the file is named '%s.json'; they must match",
 		     origin, s, expected_name);
 		return -1;
 	}
@@ -738,17 +683,17 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	if (get_string(origin, "description", v, &s, err, errlen) < 0)
 		return -1;
 	if (!s[0]) {
-		fail(err, errlen, "%s: key 'description' must not be empty", origin);
+		errmsg_set(err, errlen, "%s: key 'description' must not be empty", origin);
 		return -1;
 	}
 	if (strlen(s) >= PROFILE_DESC_MAX) {
-		fail(err, errlen, "%s: key 'description' must be at most %d bytes", origin,
+		errmsg_set(err, errlen, "%s: key 'description' must be at most %d bytes", origin,
 		     PROFILE_DESC_MAX - 1);
 		return -1;
 	}
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
 		if (*c < 0x20 || *c == 0x7f) {
-			fail(err, errlen, "%s: key 'description' must be one line without control characters",
+			errmsg_set(err, errlen, "%s: key 'description' must be one line without control characters",
 			     origin);
 			return -1;
 		}
@@ -760,7 +705,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	} else if (cJSON_IsString(v) && !strcmp(v->valuestring, "read-write")) {
 		p->workspace_write = true;
 	} else {
-		fail(err, errlen, "%s: key 'workspace' must be \"read-only\" or \"read-write\"", origin);
+		errmsg_set(err, errlen, "%s: key 'workspace' must be \"read-only\" or \"read-write\"", origin);
 		return -1;
 	}
 
@@ -785,7 +730,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 		for (size_t j = 0; j < p->n_write_paths; j++)
 			if (path_covers(p->exec_paths[i], p->write_paths[j]) ||
 			    path_covers(p->write_paths[j], p->exec_paths[i])) {
-				fail(err, errlen,
+				errmsg_set(err, errlen,
 				     "%s: key 'exec_paths' entry '%s' overlaps 'write_paths' entry '%s'; a "
 				     "path may be writable or executable, not both",
 				     origin, p->exec_paths[i], p->write_paths[j]);
@@ -798,13 +743,13 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 
 	p->pids_max = DEFAULT_PIDS_MAX;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "pids_max"))) {
-		if (get_uint(origin, "pids_max", v, 1, 4096, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "pids_max", v, 1, 4096, &x, err, errlen) < 0)
 			return -1;
 		p->pids_max = (unsigned)x;
 	}
 	p->memory_max = (uint64_t)DEFAULT_MEMORY_MB * MIB;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "memory_max_mb"))) {
-		if (get_uint(origin, "memory_max_mb", v, 0, 65536, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "memory_max_mb", v, 0, 65536, &x, err, errlen) < 0)
 			return -1;
 		p->memory_max = x * MIB;
 	}
@@ -815,7 +760,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 		return -1;
 	p->output_max = DEFAULT_OUTPUT_MAX;
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "output_max_bytes"))) {
-		if (get_uint(origin, "output_max_bytes", v, 1024, 64u * MIB, &x, err, errlen) < 0)
+		if (jsonstrict_get_uint(origin, "output_max_bytes", v, 1024, 64u * MIB, &x, err, errlen) < 0)
 			return -1;
 		p->output_max = (size_t)x;
 	}
@@ -829,7 +774,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	} else if (cJSON_IsString(v) && !strcmp(v->valuestring, "each")) {
 		p->approval = PROFILE_APPROVAL_EACH;
 	} else {
-		fail(err, errlen, "%s: key 'approval' must be \"never\" or \"each\"", origin);
+		errmsg_set(err, errlen, "%s: key 'approval' must be \"never\" or \"each\"", origin);
 		return -1;
 	}
 	return 0;
@@ -844,15 +789,15 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 
 	memset(out, 0, sizeof(*out));
 	if (len > PROFILE_FILE_MAX) {
-		fail(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
+		errmsg_set(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
 		return -1;
 	}
 	if (!utf8_valid((const unsigned char *)json, len) || memchr(json, '\0', len)) {
-		fail(err, errlen, "%s: not valid UTF-8 text", origin);
+		errmsg_set(err, errlen, "%s: not valid UTF-8 text", origin);
 		return -1;
 	}
 	if (has_nul_escape(json, len)) {
-		fail(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
+		errmsg_set(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
 		return -1;
 	}
 	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
@@ -868,7 +813,7 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 	if (!root) {
 		size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
 
-		fail(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
+		errmsg_set(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
 		return -1;
 	}
 	rc = parse_root(origin, expected_name, root, out, err, errlen);
@@ -876,7 +821,7 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 	if (rc == 0) {
 		out->canonical_json = canonical(out);
 		if (!out->canonical_json || hash_hex(out->canonical_json, out->policy_hash) < 0) {
-			fail(err, errlen, "%s: cannot compute the policy hash (out of memory?)", origin);
+			errmsg_set(err, errlen, "%s: cannot compute the policy hash (out of memory?)", origin);
 			rc = -1;
 		}
 	}
@@ -897,16 +842,16 @@ static int read_at(int dirfd, const char *name, const char *origin, char **buf_o
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		fail(err, errlen, "%s: cannot open: %s", origin, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot open: %s", origin, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", origin);
+		errmsg_set(err, errlen, "%s: not a regular file", origin);
 		goto out;
 	}
 	buf = malloc(PROFILE_FILE_MAX + 1);
 	if (!buf) {
-		fail(err, errlen, "%s: out of memory", origin);
+		errmsg_set(err, errlen, "%s: out of memory", origin);
 		goto out;
 	}
 	for (;;) {
@@ -915,14 +860,14 @@ static int read_at(int dirfd, const char *name, const char *origin, char **buf_o
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			fail(err, errlen, "%s: cannot read: %s", origin, strerror(errno));
+			errmsg_set(err, errlen, "%s: cannot read: %s", origin, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
 		if (len > PROFILE_FILE_MAX) {
-			fail(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
+			errmsg_set(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
 			goto out;
 		}
 	}
@@ -947,12 +892,12 @@ int profile_set_load(const char *dir, struct profile_set *out, char *err, size_t
 	memset(out, 0, sizeof(*out));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		fail(err, errlen, "%s: cannot open the profiles directory: %s", dir, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot open the profiles directory: %s", dir, strerror(errno));
 		return -1;
 	}
 	d = fdopendir(dfd);
 	if (!d) {
-		fail(err, errlen, "%s: cannot read the profiles directory: %s", dir, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot read the profiles directory: %s", dir, strerror(errno));
 		close(dfd);
 		return -1;
 	}
@@ -964,29 +909,29 @@ int profile_set_load(const char *dir, struct profile_set *out, char *err, size_t
 		if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json"))
 			continue;
 		if (n == PROFILE_SET_MAX) {
-			fail(err, errlen, "%s: holds more than %d profiles", dir, PROFILE_SET_MAX);
+			errmsg_set(err, errlen, "%s: holds more than %d profiles", dir, PROFILE_SET_MAX);
 			goto out;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
-			fail(err, errlen, "%s: out of memory", dir);
+			errmsg_set(err, errlen, "%s: out of memory", dir);
 			goto out;
 		}
 		n++;
 		errno = 0;
 	}
 	if (errno) {
-		fail(err, errlen, "%s: cannot read the profiles directory: %s", dir, strerror(errno));
+		errmsg_set(err, errlen, "%s: cannot read the profiles directory: %s", dir, strerror(errno));
 		goto out;
 	}
 	if (n == 0) {
-		fail(err, errlen, "%s: holds no profile (no *.json file)", dir);
+		errmsg_set(err, errlen, "%s: holds no profile (no *.json file)", dir);
 		goto out;
 	}
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	out->v = calloc(n, sizeof(out->v[0]));
 	if (!out->v) {
-		fail(err, errlen, "%s: out of memory", dir);
+		errmsg_set(err, errlen, "%s: out of memory", dir);
 		goto out;
 	}
 	for (loaded = 0; loaded < n; loaded++) {
@@ -1009,7 +954,7 @@ int profile_set_load(const char *dir, struct profile_set *out, char *err, size_t
 		/* Names equal file names, so this cannot trigger today; it guards the table key. */
 		for (size_t i = 0; i < loaded; i++)
 			if (!strcmp(out->v[i].name, out->v[loaded].name)) {
-				fail(err, errlen, "%s: profile '%s' is defined twice", origin,
+				errmsg_set(err, errlen, "%s: profile '%s' is defined twice", origin,
 				     out->v[loaded].name);
 				goto out;
 			}

@@ -26,6 +26,7 @@
  * Trust: privileged.  Run names come from the launcher and are still
  * checked to be one plain path component.
  */
+#include "errmsg.h"
 #include "runcg.h"
 
 #include <dirent.h>
@@ -86,18 +87,6 @@ struct run_cgroup {
 /* libcgroup calls itself only "theoretically thread safe"; one lock around
  * every call that creates, attaches or deletes. */
 static pthread_mutex_t lc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int pathf(char *out, size_t len, const char *fmt, ...)
@@ -254,13 +243,13 @@ static int setup_v1(struct hier *h, const char *ctrl, bool required, char *err, 
 	rc = cgroup_get_subsys_mount_point(ctrl, &mnt);
 	if (rc != 0 || !mnt) {
 		if (required)
-			seterr(err, errlen, "cgroup: the %s controller is not mounted", ctrl);
+			errmsg_set(err, errlen, "cgroup: the %s controller is not mounted", ctrl);
 		return required ? -1 : 0;
 	}
 	if (pathf(h->mnt, sizeof(h->mnt), "%s", mnt) < 0 || own_cgroup(getpid(), ctrl, own, sizeof(own)) < 0 ||
 	    relj(h->parent, sizeof(h->parent), own, S.parent_name) < 0 ||
 	    pathf(dir, sizeof(dir), "%s/%s", h->mnt, h->parent) < 0 || mkdir_ok(dir) < 0) {
-		seterr(err, errlen, "cgroup: cannot create the %s parent cgroup under %s: %s", ctrl, mnt,
+		errmsg_set(err, errlen, "cgroup: cannot create the %s parent cgroup under %s: %s", ctrl, mnt,
 		       strerror(errno));
 		free(mnt);
 		return -1;
@@ -287,7 +276,7 @@ static int enable_ctrls(const char *dir, const char *ctrls, char *err, size_t er
 			snprintf(buf, sizeof(buf), "+%s", tok);
 			if (write_str(path, buf) < 0) {
 				int e = errno;
-				seterr(err, errlen, "cgroup: cannot enable %s in %s: %s%s", tok, path, strerror(e),
+				errmsg_set(err, errlen, "cgroup: cannot enable %s in %s: %s%s", tok, path, strerror(e),
 				       e == EBUSY ? " (a process is still in that cgroup: no-internal-process rule)"
 				                  : "");
 				errno = e;
@@ -307,7 +296,7 @@ int runcg_v2_delegate(const char *dir, const char *controllers, char *err, size_
 
 	if (pathf(leaf, sizeof(leaf), "%s/daemon", dir) < 0 || pathf(runs, sizeof(runs), "%s/runs", dir) < 0 ||
 	    pathf(procs, sizeof(procs), "%s/cgroup.procs", leaf) < 0) {
-		seterr(err, errlen, "cgroup: path too long: %s", dir);
+		errmsg_set(err, errlen, "cgroup: path too long: %s", dir);
 		return -1;
 	}
 	/* The no-internal-process rule: a cgroup with controllers enabled for
@@ -316,13 +305,13 @@ int runcg_v2_delegate(const char *dir, const char *controllers, char *err, size_
 	 * processes" rule; systemd docs/CGROUP_DELEGATION.md). */
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	if (mkdir_ok(leaf) < 0 || write_str(procs, pid) < 0) {
-		seterr(err, errlen, "cgroup: cannot move the daemon into %s: %s", leaf, strerror(errno));
+		errmsg_set(err, errlen, "cgroup: cannot move the daemon into %s: %s", leaf, strerror(errno));
 		return -1;
 	}
 	if (enable_ctrls(dir, controllers, err, errlen) < 0)
 		return -1;
 	if (mkdir_ok(runs) < 0) {
-		seterr(err, errlen, "cgroup: cannot create %s: %s", runs, strerror(errno));
+		errmsg_set(err, errlen, "cgroup: cannot create %s: %s", runs, strerror(errno));
 		return -1;
 	}
 	return enable_ctrls(runs, controllers, err, errlen);
@@ -347,7 +336,7 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 	const char *want;
 
 	if (own_cgroup(getpid(), NULL, own, sizeof(own)) < 0) {
-		seterr(err, errlen, "cgroup: no v2 entry in /proc/self/cgroup");
+		errmsg_set(err, errlen, "cgroup: no v2 entry in /proc/self/cgroup");
 		return -1;
 	}
 	/* At the root (no systemd) the root is exempt from the internal-process
@@ -355,15 +344,15 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 	if (own[0] == '\0') {
 		if (pathf(base, sizeof(base), "%s", S.parent_name) < 0 ||
 		    pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0 || mkdir_ok(dir) < 0) {
-			seterr(err, errlen, "cgroup: cannot create %s/%s: %s", mnt, S.parent_name, strerror(errno));
+			errmsg_set(err, errlen, "cgroup: cannot create %s/%s: %s", mnt, S.parent_name, strerror(errno));
 			return -1;
 		}
 	} else if (pathf(base, sizeof(base), "%s", own) < 0 || pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0) {
-		seterr(err, errlen, "cgroup: path too long");
+		errmsg_set(err, errlen, "cgroup: path too long");
 		return -1;
 	}
 	if (pathf(ctrls, sizeof(ctrls), "%s/cgroup.controllers", dir) < 0 || !file_has_word(ctrls, "pids")) {
-		seterr(err, errlen,
+		errmsg_set(err, errlen,
 		       "cgroup: the pids controller is not available in %s (run under systemd with Delegate=yes)",
 		       dir);
 		return -1;
@@ -377,7 +366,7 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 		if (enable_ctrls(dir, want, err, errlen) < 0)
 			return -1;
 		if (pathf(runs, sizeof(runs), "%s/runs", dir) < 0 || mkdir_ok(runs) < 0) {
-			seterr(err, errlen, "cgroup: cannot create %s/runs: %s", dir, strerror(errno));
+			errmsg_set(err, errlen, "cgroup: cannot create %s/runs: %s", dir, strerror(errno));
 			return -1;
 		}
 		if (enable_ctrls(runs, want, err, errlen) < 0)
@@ -408,7 +397,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 	memset(&S.frz, 0, sizeof(S.frz));
 	memset(&S.track, 0, sizeof(S.track));
 	if (!name_ok(parent)) {
-		seterr(err, errlen, "cgroup: parent name '%s' is not a plain name", parent);
+		errmsg_set(err, errlen, "cgroup: parent name '%s' is not a plain name", parent);
 		errno = EINVAL;
 		return -1;
 	}
@@ -417,7 +406,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 		/* Parses /proc/mounts once; the table is inherited by forks. */
 		rc = cgroup_init();
 		if (rc != 0) {
-			seterr(err, errlen, "cgroup: libcgroup cgroup_init failed: %s", cgroup_strerror(rc));
+			errmsg_set(err, errlen, "cgroup: libcgroup cgroup_init failed: %s", cgroup_strerror(rc));
 			errno = ENODEV;
 			return -1;
 		}
@@ -425,7 +414,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 	}
 	rc = cgroup_get_subsys_mount_point("pids", &mnt);
 	if (rc != 0 || !mnt) {
-		seterr(err, errlen, "cgroup: the pids controller is not mounted (neither v1 nor v2)");
+		errmsg_set(err, errlen, "cgroup: the pids controller is not mounted (neither v1 nor v2)");
 		errno = ENODEV;
 		return -1;
 	}
@@ -450,7 +439,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 		if (own_cgroup(getpid(), NULL, own, sizeof(own)) < 0 ||
 		    relj(S.track.parent, sizeof(S.track.parent), own, S.parent_name) < 0 ||
 		    pathf(dir, sizeof(dir), "%s/%s", UNIFIED_MNT, S.track.parent) < 0 || mkdir_ok(dir) < 0) {
-			seterr(err, errlen, "cgroup: cannot create our cgroup in %s: %s", UNIFIED_MNT,
+			errmsg_set(err, errlen, "cgroup: cannot create our cgroup in %s: %s", UNIFIED_MNT,
 			       strerror(errno));
 			goto fail;
 		}
@@ -597,21 +586,21 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 	int rc, e;
 
 	if (!S.ready) {
-		seterr(err, errlen, "cgroup: runcg_init was not called");
+		errmsg_set(err, errlen, "cgroup: runcg_init was not called");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (!name_ok(name) || pids_max == 0) {
-		seterr(err, errlen, "cgroup: bad run cgroup name or pids_max 0");
+		errmsg_set(err, errlen, "cgroup: bad run cgroup name or pids_max 0");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (!(cg = calloc(1, sizeof(*cg)))) {
-		seterr(err, errlen, "cgroup: out of memory");
+		errmsg_set(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
 	if (cg_paths(cg, name) < 0 || cg_objects(cg) < 0) {
-		seterr(err, errlen, "cgroup: cannot describe %s: %s", name, strerror(errno));
+		errmsg_set(err, errlen, "cgroup: cannot describe %s: %s", name, strerror(errno));
 		goto err_free;
 	}
 	c = ctrl_of(cg, "pids");
@@ -658,33 +647,33 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 	pthread_mutex_unlock(&lc_lock);
 	if (rc != 0) {
 		e = lc_errno(rc);
-		seterr(err, errlen, "cgroup: cannot create %s: %s (%s)", name, cgroup_strerror(rc), strerror(e));
+		errmsg_set(err, errlen, "cgroup: cannot create %s: %s (%s)", name, cgroup_strerror(rc), strerror(e));
 		errno = e;
 		goto err_delete;
 	}
 	if (cg->own_v2_dir && mkdir(cg->v2_dir, 0755) < 0) {
 		e = errno;
-		seterr(err, errlen, "cgroup: cannot create %s: %s", cg->v2_dir, strerror(e));
+		errmsg_set(err, errlen, "cgroup: cannot create %s: %s", cg->v2_dir, strerror(e));
 		errno = e;
 		goto err_delete;
 	}
 	/* Fail closed: read the limits back instead of trusting that every
 	 * value reached the kernel. */
 	if (read_u64(cg->procs_dir, "pids.max", &got) < 0 || got != pids_max) {
-		seterr(err, errlen, "cgroup: pids.max of %s did not take effect", name);
+		errmsg_set(err, errlen, "cgroup: pids.max of %s did not take effect", name);
 		errno = EIO;
 		goto err_delete;
 	}
 	if (mem && (read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.max" : "memory.limit_in_bytes", &got) < 0 ||
 	            got != mem)) {
-		seterr(err, errlen, "cgroup: the memory limit of %s did not take effect", name);
+		errmsg_set(err, errlen, "cgroup: the memory limit of %s did not take effect", name);
 		errno = EIO;
 		goto err_delete;
 	}
 	return cg;
 
 err_value:
-	seterr(err, errlen, "cgroup: cannot set a limit value for %s", name);
+	errmsg_set(err, errlen, "cgroup: cannot set a limit value for %s", name);
 	errno = EINVAL;
 	goto err_free;
 err_delete:
@@ -984,12 +973,12 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 	int n = 0, removed = 0, failed = 0;
 
 	if (!S.ready) {
-		seterr(err, errlen, "cgroup: runcg_init was not called");
+		errmsg_set(err, errlen, "cgroup: runcg_init was not called");
 		errno = EINVAL;
 		return -1;
 	}
 	if (!(names = calloc(MAX_STALE, sizeof(*names)))) {
-		seterr(err, errlen, "cgroup: out of memory");
+		errmsg_set(err, errlen, "cgroup: out of memory");
 		return -1;
 	}
 	for (int i = 0; i < 4; i++) {
@@ -997,7 +986,7 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 			continue;
 		if (pathf(dir, sizeof(dir), "%s/%s", hs[i]->mnt, hs[i]->parent) < 0 ||
 		    collect(dir, names, &n, MAX_STALE) < 0) {
-			seterr(err, errlen, "cgroup: cannot list %s: %s", dir, strerror(errno));
+			errmsg_set(err, errlen, "cgroup: cannot list %s: %s", dir, strerror(errno));
 			free(names);
 			return -1;
 		}
@@ -1024,7 +1013,7 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 	}
 	free(names);
 	if (failed) {
-		seterr(err, errlen, "cgroup: %d stale run cgroup(s) of a previous daemon could not be removed",
+		errmsg_set(err, errlen, "cgroup: %d stale run cgroup(s) of a previous daemon could not be removed",
 		       failed);
 		errno = EBUSY;
 		return -1;

@@ -17,6 +17,7 @@
  * falls back (clone3, the new mount API, io_uring: Flatpak CVE-2021-41133),
  * EAFNOSUPPORT for socket families.
  */
+#include "errmsg.h"
 #include "seccomp.h"
 
 #include <errno.h>
@@ -119,20 +120,6 @@ static const uint32_t clone_ns_flags[] = {
 	CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
 };
 
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * Syscalls newer than libseccomp 2.5.4's tables, by native number.  A rule on
  * a bare number works for the native arch (libseccomp passes it through).
@@ -160,14 +147,14 @@ static int add_names(scmp_filter_ctx ctx, const char *const *names, size_t n, in
 		/* Fail closed: a name we cannot resolve is a rule we would not
 		 * enforce while /v0/policy claims it. */
 		if (nr < 0) {
-			fail(err, errlen, "seccomp: syscall '%s' is unknown to libseccomp on this architecture",
+			errmsg_set(err, errlen, "seccomp: syscall '%s' is unknown to libseccomp on this architecture",
 			     names[i]);
 			errno = ENOSYS;
 			return -1;
 		}
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(errnum), nr, 0);
 		if (rc < 0) {
-			fail(err, errlen, "seccomp: cannot add a rule for '%s': %s", names[i], strerror(-rc));
+			errmsg_set(err, errlen, "seccomp: cannot add a rule for '%s': %s", names[i], strerror(-rc));
 			errno = -rc;
 			return -1;
 		}
@@ -179,7 +166,7 @@ static int add_names(scmp_filter_ctx ctx, const char *const *names, size_t n, in
 	do {                                                                             \
 		int rc_ = seccomp_rule_add((ctx), (act), SCMP_SYS(sys), __VA_ARGS__);    \
 		if (rc_ < 0) {                                                           \
-			fail(err, errlen, "seccomp: cannot add the argument rule for '%s': %s", \
+			errmsg_set(err, errlen, "seccomp: cannot add the argument rule for '%s': %s", \
 			     #sys, strerror(-rc_));                                      \
 			errno = -rc_;                                                    \
 			return -1;                                                       \
@@ -262,24 +249,24 @@ static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *out, char *err, s
 
 	fd = memfd_create("sharness-seccomp", MFD_CLOEXEC);
 	if (fd < 0) {
-		fail(err, errlen, "seccomp: memfd_create for the BPF export failed: %s", strerror(errno));
+		errmsg_set(err, errlen, "seccomp: memfd_create for the BPF export failed: %s", strerror(errno));
 		return -1;
 	}
 	rc = seccomp_export_bpf(ctx, fd);
 	if (rc < 0) {
-		fail(err, errlen, "seccomp: exporting the BPF failed: %s", strerror(-rc));
+		errmsg_set(err, errlen, "seccomp: exporting the BPF failed: %s", strerror(-rc));
 		errno = -rc;
 		goto err_close;
 	}
 	if (fstat(fd, &st) < 0) {
-		fail(err, errlen, "seccomp: fstat of the BPF export failed: %s", strerror(errno));
+		errmsg_set(err, errlen, "seccomp: fstat of the BPF export failed: %s", strerror(errno));
 		goto err_close;
 	}
 	/* The kernel takes at most BPF_MAXINSNS instructions (and len is a
 	 * short); a larger or ragged export is a bug, not something to load. */
 	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
 	    (size_t)st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
-		fail(err, errlen, "seccomp: the exported BPF has an invalid size (%lld bytes)",
+		errmsg_set(err, errlen, "seccomp: the exported BPF has an invalid size (%lld bytes)",
 		     (long long)st.st_size);
 		errno = EINVAL;
 		goto err_close;
@@ -287,12 +274,12 @@ static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *out, char *err, s
 	n = (size_t)st.st_size / sizeof(struct sock_filter);
 	insns = malloc((size_t)st.st_size);
 	if (!insns) {
-		fail(err, errlen, "seccomp: out of memory for the BPF program");
+		errmsg_set(err, errlen, "seccomp: out of memory for the BPF program");
 		goto err_close;
 	}
 	got = pread(fd, insns, (size_t)st.st_size, 0);
 	if (got != st.st_size) {
-		fail(err, errlen, "seccomp: reading the BPF export back failed");
+		errmsg_set(err, errlen, "seccomp: reading the BPF export back failed");
 		if (got >= 0)
 			errno = EIO;
 		goto err_free;
@@ -324,7 +311,7 @@ static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 	out->filter = NULL;
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
-		fail(err, errlen, "seccomp: seccomp_init failed (is libseccomp usable?)");
+		errmsg_set(err, errlen, "seccomp: seccomp_init failed (is libseccomp usable?)");
 		errno = ENOMEM;
 		return -1;
 	}
@@ -336,7 +323,7 @@ static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 		 * compares per syscall instead of a linear scan. */
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc < 0) {
-		fail(err, errlen, "seccomp: cannot set the filter attributes: %s", strerror(-rc));
+		errmsg_set(err, errlen, "seccomp: cannot set the filter attributes: %s", strerror(-rc));
 		errno = -rc;
 		goto err_release;
 	}

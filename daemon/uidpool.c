@@ -9,6 +9,7 @@
  * /etc/group, /etc/subuid, /etc/subgid) and /proc; the range comes from the
  * configuration.
  */
+#include "errmsg.h"
 #include "uidpool.h"
 
 #include <errno.h>
@@ -69,18 +70,6 @@ static const struct reserved reserved[] = {
 	{ 4294967294u, 4294967295u, "the invalid uids 4294967294 and 4294967295" },
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static bool overlaps(uint64_t a_lo, uint64_t a_hi, uint64_t b_lo, uint64_t b_hi)
 {
 	return a_lo <= b_hi && b_lo <= a_hi;
@@ -94,7 +83,7 @@ static int check_subids(const char *path, uint64_t lo, uint64_t hi, char *err, s
 	int rc = 0;
 
 	if (!f)
-		return errno == ENOENT ? 0 : (seterr(err, errlen, "cannot read %s: %s", path, strerror(errno)), -1);
+		return errno == ENOENT ? 0 : (errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)), -1);
 	while (fgets(line, sizeof(line), f)) {
 		char *owner = line, *c1 = strchr(line, ':'), *c2, *end;
 		uint64_t start, n;
@@ -112,7 +101,7 @@ static int check_subids(const char *path, uint64_t lo, uint64_t hi, char *err, s
 		if (strcmp(owner, OWN_SUBID_NAME) == 0)
 			continue;
 		if (overlaps(lo, hi, start, start + n - 1)) {
-			seterr(err, errlen,
+			errmsg_set(err, errlen,
 			       "uid_range %" PRIu64 "-%" PRIu64 " overlaps the subordinate ids of '%s' (%" PRIu64
 			       "-%" PRIu64 ") in %s" HINT,
 			       lo, hi, owner, start, start + n - 1, path);
@@ -131,12 +120,12 @@ static int check_passwd(const char *path, uint64_t lo, uint64_t hi, char *err, s
 	int rc = 0;
 
 	if (!f) {
-		seterr(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
 	while ((pw = fgetpwent(f))) {
 		if (pw->pw_uid >= lo && pw->pw_uid <= hi) {
-			seterr(err, errlen,
+			errmsg_set(err, errlen,
 			       "uid_range %" PRIu64 "-%" PRIu64 " overlaps user '%s' (uid %u) in %s" HINT, lo, hi,
 			       pw->pw_name, (unsigned)pw->pw_uid, path);
 			rc = -1;
@@ -154,12 +143,12 @@ static int check_group(const char *path, uint64_t lo, uint64_t hi, char *err, si
 	int rc = 0;
 
 	if (!f) {
-		seterr(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
 	while ((gr = fgetgrent(f))) {
 		if (gr->gr_gid >= lo && gr->gr_gid <= hi) {
-			seterr(err, errlen,
+			errmsg_set(err, errlen,
 			       "uid_range %" PRIu64 "-%" PRIu64 " overlaps group '%s' (gid %u) in %s" HINT, lo, hi,
 			       gr->gr_name, (unsigned)gr->gr_gid, path);
 			rc = -1;
@@ -177,7 +166,7 @@ int uidpool_check_range_files(uid_t first, unsigned count, const char *passwd, c
 	size_t i;
 
 	if (count < 2 || count > COUNT_MAX) {
-		seterr(err, errlen,
+		errmsg_set(err, errlen,
 		       "uid_range.count %u is out of bounds: it must be 2 to %u (the front uses the first uid, "
 		       "runs the others)",
 		       count, COUNT_MAX);
@@ -186,14 +175,14 @@ int uidpool_check_range_files(uid_t first, unsigned count, const char *passwd, c
 	}
 	hi = lo + count - 1;
 	if (hi > UINT32_MAX) {
-		seterr(err, errlen,
+		errmsg_set(err, errlen,
 		       "uid_range first=%" PRIu64 " count=%u wraps past 4294967295" HINT, lo, count);
 		errno = ERANGE;
 		return -1;
 	}
 	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
 		if (overlaps(lo, hi, reserved[i].lo, reserved[i].hi)) {
-			seterr(err, errlen, "uid_range %" PRIu64 "-%" PRIu64 " overlaps %s" HINT, lo, hi,
+			errmsg_set(err, errlen, "uid_range %" PRIu64 "-%" PRIu64 " overlaps %s" HINT, lo, hi,
 			       reserved[i].what);
 			errno = EEXIST;
 			return -1;
@@ -216,7 +205,7 @@ int uidpool_check_range(uid_t first, unsigned count, char *err, size_t errlen)
 	 * NSS about the ends of the range, one lookup each (a lookup per uid
 	 * could take seconds against a directory server). */
 	if (getpwuid(first) || getgrgid(first) || getpwuid(first + count - 1) || getgrgid(first + count - 1)) {
-		seterr(err, errlen,
+		errmsg_set(err, errlen,
 		       "uid_range %u-%u overlaps a user or group known to NSS (getent passwd/group)" HINT,
 		       (unsigned)first, (unsigned)(first + count - 1));
 		errno = EEXIST;
@@ -230,13 +219,13 @@ struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errle
 	struct uidpool *p;
 
 	if (count < 1 || count > COUNT_MAX || (uint64_t)first + count - 1 > UINT32_MAX) {
-		seterr(err, errlen, "uid_range first=%u count=%u is not a valid range", (unsigned)first, count);
+		errmsg_set(err, errlen, "uid_range first=%u count=%u is not a valid range", (unsigned)first, count);
 		errno = EINVAL;
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->taken = calloc((count + 7) / 8, 1)) || !(p->quarantine = calloc((count + 7) / 8, 1))) {
-		seterr(err, errlen, "uid pool: out of memory");
+		errmsg_set(err, errlen, "uid pool: out of memory");
 		uidpool_free(p);
 		errno = ENOMEM;
 		return NULL;

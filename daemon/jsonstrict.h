@@ -1,0 +1,24 @@
+/*
+ * jsonstrict.h - the strict reading shared by the config and profile
+ * loaders: no unknown keys, no key given twice, whole numbers in range.
+ * Errors name the file (`origin`) and the full key.
+ */
+#ifndef SHARNESS_JSONSTRICT_H
+#define SHARNESS_JSONSTRICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* Every member of `obj` must be one of `known` (NULL-terminated) and appear
+ * once: cJSON keeps duplicates and a lookup would see only the first.
+ * `prefix` is prepended to key names in errors ("limits."). */
+int jsonstrict_check_keys(const char *origin, const char *prefix, const cJSON *obj,
+                          const char *const *known, char *err, size_t errlen);
+
+/* A whole number in [lo, hi]. */
+int jsonstrict_get_uint(const char *origin, const char *key, const cJSON *v, uint64_t lo, uint64_t hi,
+                        uint64_t *out, char *err, size_t errlen);
+
+#endif
