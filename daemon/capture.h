@@ -14,14 +14,15 @@
 
 struct capture {
 	size_t cap;          /* total bytes kept */
-	char *head;          /* cap - cap/2 bytes */
-	size_t head_len;
-	char *tail;          /* ring of cap/2 bytes */
+	char *head;          /* grows up to cap - cap/2 bytes */
+	size_t head_len, head_alloc;
+	char *tail;          /* ring of cap/2 bytes, allocated once the head is full */
 	size_t tail_cap, tail_start, tail_len;
 	size_t total;        /* bytes seen */
+	bool failed;         /* out of memory: capture_result returns NULL */
 };
 
-int capture_init(struct capture *c, size_t cap);
+int capture_init(struct capture *c, size_t cap); /* allocates nothing yet */
 void capture_append(void *c, const char *buf, size_t len); /* scrub_emit_fn-compatible */
 bool capture_truncated(const struct capture *c);
 /* The kept bytes, with "\n[... N bytes truncated ...]\n" between head and

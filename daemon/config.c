@@ -44,6 +44,7 @@
 #define DEFAULT_CONNECTIONS 64u
 #define DEFAULT_IDLE_TIMEOUT_S 15u
 #define DEFAULT_APPROVAL_TIMEOUT_S 300u
+#define DEFAULT_PREWARM 1u
 #define EMBEDDED_SOURCE "(embedded defaults)"
 
 /* base + "/" + path, or a copy of path when it is already absolute. */
@@ -235,6 +236,7 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->connection_limit = DEFAULT_CONNECTIONS;
 	c->connection_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
 	c->approval_timeout_s = DEFAULT_APPROVAL_TIMEOUT_S;
+	c->prewarm = DEFAULT_PREWARM;
 	c->proxy_listen = NULL;
 	c->source = strdup(EMBEDDED_SOURCE);
 	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
@@ -443,7 +445,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 	static const char *const known[] = {
 		"listen",      "listen_non_loopback", "tls",      "profiles_dir", "workspaces",
 		"uid_range",   "max_runs",            "secrets_file", "audit_log", "state_dir",
-		"limits",      "approval_timeout_s",  "proxy",    NULL};
+		"limits",      "approval_timeout_s",  "proxy",    "prewarm",   NULL};
 	const cJSON *v;
 	uint64_t x;
 	char *p;
@@ -536,6 +538,11 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "proxy")) &&
 	    parse_proxy(origin, v, c, err, errlen) < 0)
 		return -1;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "prewarm"))) {
+		if (jsonstrict_get_uint(origin, "prewarm", v, 0, 8, &x, err, errlen) < 0)
+			return -1;
+		c->prewarm = (unsigned)x;
+	}
 
 	/* Cross-key rules: each live run holds one uid, so the pool must cover max_runs. */
 	if (c->uid_count < c->max_runs) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,8 @@
 struct supervisor {
 	pid_t pid;
 	uid_t uid;
+	int job_sock;          /* where its one request goes; -1 once sent */
+	uint32_t profile_id, workspace_id;
 };
 
 struct state {
@@ -68,12 +71,68 @@ static const char *check_run(const struct state *st, const struct privsep_run *r
 	return NULL;
 }
 
+/* Fork a supervisor that prepares a sandbox for (profile, workspace) and
+ * then waits for one request.  Returns its slot, or NULL (no uid, no slot,
+ * no fork). */
+static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, uint32_t workspace_id)
+{
+	int sp[2];
+	uid_t uid;
+
+	if (st->n >= SUPERVISORS_MAX || uidpool_take(st->l->uids, &uid) < 0)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		uidpool_release(st->l->uids, uid);
+		return NULL;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		uidpool_release(st->l->uids, uid);
+		close(sp[0]);
+		close(sp[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		/* Nothing of the launcher's but our own request socket. */
+		close(ctl);
+		close(sp[0]);
+		for (size_t i = 0; i < st->n; i++)
+			if (st->sv[i].job_sock >= 0)
+				close(st->sv[i].job_sock);
+		supervise_run(st->l, profile_id, workspace_id, uid, sp[1]);
+	}
+	close(sp[1]);
+	struct supervisor *sv = &st->sv[st->n++];
+	*sv = (struct supervisor){.pid = pid, .uid = uid, .job_sock = sp[0], .profile_id = profile_id,
+	                          .workspace_id = workspace_id};
+	return sv;
+}
+
+/* Keep `prewarm` sandboxes waiting for each profile on the first workspace. */
+static void refill(struct state *st, int ctl, uint32_t profile_id)
+{
+	unsigned waiting = 0;
+	for (size_t i = 0; i < st->n; i++)
+		waiting += st->sv[i].job_sock >= 0 && st->sv[i].profile_id == profile_id && st->sv[i].workspace_id == 0;
+	while (!st->stopping && waiting++ < st->l->cfg->prewarm)
+		if (!spawn(st, ctl, profile_id, 0))
+			break;
+}
+
+static unsigned busy(const struct state *st)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < st->n; i++)
+		n += st->sv[i].job_sock < 0;
+	return n;
+}
+
 static void on_run(struct state *st, int ctl)
 {
 	struct privsep_run req;
 	int fds[2];
 	const char *why = NULL;
-	uid_t uid;
+	struct supervisor *sv = NULL;
 
 	ssize_t r = privsep_recv(ctl, &req, sizeof(req), fds, 2);
 	if (r <= 0) {
@@ -97,22 +156,29 @@ static void on_run(struct state *st, int ctl)
 		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY, "The daemon is shutting down; retry later.");
 		goto out;
 	}
-	if (st->n >= st->l->cfg->max_runs || st->n >= SUPERVISORS_MAX || uidpool_take(st->l->uids, &uid) < 0) {
+	if (busy(st) >= st->l->cfg->max_runs) {
 		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
 		                   "All %u run slots are busy; retry in a moment.", st->l->cfg->max_runs);
 		goto out;
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		uidpool_release(st->l->uids, uid);
-		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The launcher could not fork: %s.", strerror(errno));
+	/* A sandbox prepared for exactly this profile and workspace, else a new one. */
+	for (size_t i = 0; i < st->n && !sv; i++)
+		if (st->sv[i].job_sock >= 0 && st->sv[i].profile_id == req.profile_id &&
+		    st->sv[i].workspace_id == req.workspace_id)
+			sv = &st->sv[i];
+	if (!sv)
+		sv = spawn(st, ctl, req.profile_id, req.workspace_id);
+	if (!sv) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
+		                   "No uid or process slot is free for a new run; retry in a moment.");
 		goto out;
 	}
-	if (pid == 0) {
-		close(ctl);
-		supervise_run(st->l, &req, chan, payload, uid);
-	}
-	st->sv[st->n++] = (struct supervisor){.pid = pid, .uid = uid};
+	int pass[2] = {chan, payload};
+	if (privsep_send(sv->job_sock, &req, sizeof(req), pass, 2) < 0)
+		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
+	close(sv->job_sock);
+	sv->job_sock = -1;
+	refill(st, ctl, req.profile_id);
 out:
 	if (chan >= 0)
 		close(chan);
@@ -170,6 +236,8 @@ static void reap(struct state *st)
 				         st->sv[i].uid);
 				uidpool_quarantine(st->l->uids, st->sv[i].uid);
 			}
+			if (st->sv[i].job_sock >= 0)
+				close(st->sv[i].job_sock);
 			st->sv[i] = st->sv[--st->n];
 			break;
 		}
@@ -195,6 +263,8 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		free(st);
 		return 1;
 	}
+	for (uint32_t p = 0; p < l->profiles->n; p++)
+		refill(st, ctl, p);
 	while (st->front > 0 || st->n > 0) {
 		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
 		                        {.fd = st->front > 0 && !st->stopping ? ctl : -1, .events = POLLIN}};
@@ -209,7 +279,8 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 					if (!st->stopping)
-						log_info("shutting down: stopping %zu run(s)", st->n);
+						log_info("shutting down: stopping %u run(s) and %zu waiting sandbox(es)",
+						         busy(st), st->n - busy(st));
 					/* Runs first, so their requests still get an
 					 * answer (503); the front when none is left. */
 					st->stopping = true;

@@ -1,13 +1,15 @@
 /*
  * launcher.h - the root half of sharnessd.  It never parses HTTP, TLS or JSON
  * from the network: it reads fixed privsep messages from the front,
- * re-validates every field, and forks one supervisor per run.
+ * re-validates every field, and hands each run to a supervisor of its own,
+ * one prepared ahead of time (config `prewarm`) or forked on the spot.
  *
  * Trust: privileged; every message from the front is hostile.
  */
 #ifndef SHARNESS_LAUNCHER_H
 #define SHARNESS_LAUNCHER_H
 
+#include <stdint.h>
 #include <stdnoreturn.h>
 #include <sys/types.h>
 #include <linux/filter.h>
@@ -30,8 +32,10 @@ struct launcher {
  * Returns the process exit code. */
 int launcher_serve(struct launcher *l, int ctl, pid_t front_pid);
 
-/* The life of one run (supervise.c), in a child of the launcher. */
-noreturn void supervise_run(const struct launcher *l, const struct privsep_run *req, int chan,
-                            int payload_fd, uid_t uid);
+/* The life of one run (supervise.c), in a child of the launcher: prepare a
+ * sandbox for (profile, workspace) as `uid`, then take one request (a
+ * PRIVSEP_RUN with its run channel and payload fds) from `job_sock`. */
+noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
+                            int job_sock);
 
 #endif

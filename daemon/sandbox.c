@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include "landlock.h"
 #include "mount.h"
 #include "ns.h"
+#include "privsep.h"
 #include "seccomp.h"
 
 enum step {
@@ -39,6 +41,7 @@ enum step {
 	STEP_NO_NEW_PRIVS,
 	STEP_LANDLOCK,
 	STEP_SECCOMP,
+	STEP_JOB,
 	STEP_FORK,
 	STEP_COUNT
 };
@@ -55,6 +58,7 @@ static const char *const step_names[STEP_COUNT] = {
 	[STEP_NO_NEW_PRIVS] = "set no_new_privs",
 	[STEP_LANDLOCK] = "apply Landlock",
 	[STEP_SECCOMP] = "load the seccomp filter",
+	[STEP_JOB] = "read the job",
 	[STEP_FORK] = "start the command",
 };
 
@@ -132,21 +136,80 @@ static int apply_landlock(const struct sandbox_spec *s)
 	return landlock_apply(paths, n, (uint16_t)s->proxy_port);
 }
 
-static noreturn void exec_command(const struct sandbox_spec *s)
+struct job {
+	struct sandbox_job h;
+	char *cwd, *cmd;
+	char *envp[RUN_ENV_COUNT_MAX + 32];
+};
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read the job.  The supervisor validated it; we still bound every length
+ * and check the shape, as the launcher does for the front.  Returns 1, 0 for
+ * a quiet EOF (no job will come), -1 for a malformed job. */
+static int read_job(int fd, struct job *j)
+{
+	ssize_t n = read(fd, &j->h, sizeof(j->h));
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(j->h) || j->h.cwd_len == 0 || j->h.cwd_len >= RUN_CWD_MAX ||
+	    j->h.cmd_len == 0 || j->h.cmd_len > RUN_CMD_MAX || j->h.env_len > RUN_ENV_BYTES_MAX + 4096 ||
+	    j->h.env_count > RUN_ENV_COUNT_MAX + 31 || j->h.has_stdin > 1)
+		return errno = EPROTO, -1;
+	size_t total = (size_t)j->h.cwd_len + j->h.cmd_len + j->h.env_len;
+	char *buf = malloc(total + 2);
+	if (!buf || read_all(fd, buf, total) < 0)
+		return errno = EPROTO, -1;
+	memmove(buf + j->h.cwd_len + 1, buf + j->h.cwd_len, (size_t)j->h.cmd_len + j->h.env_len);
+	buf[j->h.cwd_len] = '\0';
+	j->cwd = buf;
+	j->cmd = buf + j->h.cwd_len + 1;
+	char *env = j->cmd + j->h.cmd_len;
+	memmove(env + 1, env, j->h.env_len);
+	*env++ = '\0';
+	size_t off = 0, k = 0;
+	while (off < j->h.env_len && k < j->h.env_count) {
+		size_t len = strnlen(env + off, j->h.env_len - off);
+		if (off + len >= j->h.env_len)
+			return errno = EPROTO, -1;
+		j->envp[k++] = env + off;
+		off += len + 1;
+	}
+	if (k != j->h.env_count || off != j->h.env_len)
+		return errno = EPROTO, -1;
+	j->envp[k] = NULL;
+	return 1;
+}
+
+static noreturn void exec_command(const struct sandbox_spec *s, const struct job *j)
 {
 	/* A new session: the command has no controlling terminal to inject into. */
 	setsid();
-	if (dup2(s->stdin_fd, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0)
+	int in = j->h.has_stdin ? s->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0)
 		_exit(126);
 	/* Only 0, 1 and 2 reach the command (runc CVE-2024-21626). */
 	close_range(3, ~0U, 0);
 	signal(SIGPIPE, SIG_DFL);
-	if (chdir(s->cwd) < 0) {
-		dprintf(2, "sharness: cannot enter %s: %s\n", s->cwd, strerror(errno));
+	if (chdir(j->cwd) < 0) {
+		dprintf(2, "sharness: cannot enter %s: %s\n", j->cwd, strerror(errno));
 		_exit(126);
 	}
-	char *const argv[] = {"bash", "-c", (char *)s->cmd, NULL};
-	execve("/bin/bash", argv, s->envp);
+	char *const argv[] = {"bash", "-c", j->cmd, NULL};
+	execve("/bin/bash", argv, j->envp);
 	dprintf(2, "sharness: cannot run /bin/bash: %s\n", strerror(errno));
 	_exit(127);
 }
@@ -200,11 +263,24 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	if (seccomp_apply(s->seccomp) < 0)
 		fail(s, STEP_SECCOMP);
 
-	pid_t cmd = fork();
+	/* Every lock is in place; now wait for what to run.  A sandbox built
+	 * ahead of its request waits here, used once or never. */
+	struct job job;
+	int got = read_job(s->job_fd, &job);
+	if (got == 0)
+		_exit(0);
+	if (got < 0)
+		fail(s, STEP_JOB);
+	close(s->job_fd);
+
+	/* vfork: the child only sets up fds and execs, so sharing our memory
+	 * is safe, and it saves copying the page tables of a process that was
+	 * forked from the daemon. */
+	pid_t cmd = vfork();
 	if (cmd < 0)
 		fail(s, STEP_FORK);
 	if (cmd == 0)
-		exec_command(s);
+		exec_command(s, &job);
 	close(s->stdin_fd);
 	close(s->stdout_fd);
 	close(s->stderr_fd);

@@ -1,7 +1,8 @@
 /*
  * sandbox.h - the sandbox child: the one ordered function that turns a fresh
  * clone (new pid, mount, ipc, uts and net namespaces) into the run's locked
- * init, which then forks and execs `/bin/bash -c CMD` and reaps it.
+ * init, which then waits for its one job (a sandbox may be built before its
+ * request arrives), forks and execs `/bin/bash -c CMD` and reaps it.
  *
  * Trust: privileged until the privilege drop step; every input was validated
  * by the launcher.  Runs in a single-threaded child of the supervisor.
@@ -9,6 +10,7 @@
 #ifndef SHARNESS_SANDBOX_H
 #define SHARNESS_SANDBOX_H
 
+#include <stdint.h>
 #include <stdnoreturn.h>
 #include <sys/types.h>
 #include <linux/filter.h>
@@ -21,18 +23,25 @@
 struct sandbox_spec {
 	uid_t uid;                    /* the run's ephemeral uid (== gid) */
 	const struct profile *profile;
-	const char *workspace;        /* realpath of the workspace holding cwd */
-	const char *cwd;              /* realpath inside the workspace */
+	const char *workspace;        /* realpath of the workspace */
 	int userns_fd;                /* user namespace for the idmapped workspace */
 	const char *newroot;          /* empty directory to build the root on */
-	char *const *envp;            /* the command's whole environment */
-	const char *cmd;
 	int stdin_fd, stdout_fd, stderr_fd;
 	int status_fd;                /* write end: struct sandbox_status to the supervisor */
 	int sync_fd;                  /* read end: one byte once the supervisor attached our cgroup;
-	                                 * EOF once the supervisor is gone */
+	                               * EOF once the supervisor is gone */
+	int job_fd;                   /* read end: the one job, once a request came */
 	const struct sock_fprog *seccomp;
 	unsigned proxy_port;          /* TCP connect allowed to this port; 0 = none */
+};
+
+/* The job: what a request adds to a sandbox built ahead of it.  Sent by the
+ * supervisor after it re-validated the request; followed by cwd, cmd and
+ * env_count "NAME=VALUE\0" entries (env_len bytes), each part unterminated
+ * except the env entries. */
+struct sandbox_job {
+	uint32_t cwd_len, cmd_len, env_len, env_count;
+	uint32_t has_stdin;           /* else the command's stdin is /dev/null */
 };
 
 enum sandbox_status_kind { SANDBOX_STATUS_EXIT = 1, SANDBOX_STATUS_SETUP_FAILED = 2 };
@@ -48,7 +57,8 @@ struct sandbox_status {
 const char *sandbox_step_name(int step);
 
 /* Never returns: exits when the command has exited (the pid namespace dies
- * with it) or after reporting a setup failure on status_fd. */
+ * with it), after reporting a setup failure on status_fd, or quietly when
+ * the job pipe closes without a job (a prepared sandbox nobody needed). */
 noreturn void sandbox_child(const struct sandbox_spec *s);
 
 #endif

@@ -1,11 +1,18 @@
 /*
- * supervise.c - one run's life, in its own child of the launcher (root):
- * read and re-check the payload, make the cgroup, the pipes and the idmap
- * namespace, clone the sandbox child, hand the pipes to the front, enforce
- * the timeout, kill and tear everything down, report the exit record.
+ * supervise.c - one run's life, in its own child of the launcher (root).
+ *
+ * First the sandbox is prepared: the cgroup, the pipes, the idmap user
+ * namespace, the cloned sandbox child (which builds its view and applies
+ * every lock, then waits for its job), and for proxy profiles the proxy's
+ * listening socket inside the run's network namespace.  This may happen
+ * before any request exists (config `prewarm`): the sandbox then waits,
+ * used once or never.  When the launcher hands over a request we re-check
+ * its payload byte by byte, send the job, hand the pipes to the front,
+ * enforce the timeout, kill and tear everything down, and report the exit
+ * record.
  *
  * Trust: privileged; the payload comes from the front and is re-validated
- * here byte by byte before anything is built from it.
+ * here before anything is built from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,23 +48,36 @@
 #define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
 #define CLEANUP_WAIT_MS 2000
 
+/* What prepare() builds ahead of a request. */
+struct sandbox_ready {
+	struct run_cgroup *cg;
+	pid_t init;
+	int out_r, err_r, in_w;  /* the command's pipes, our ends */
+	int status_r;            /* struct sandbox_status from the init */
+	int sync_w;              /* held open while we live: the init watches it */
+	int job_w;               /* the job goes here */
+	int listener;            /* proxy profiles: 127.0.0.1:PROXY_PORT in the run's netns */
+	char error[200];         /* set when preparing failed */
+	char view[512];          /* what the view was built from (view_facts) */
+};
+
 struct run {
 	const struct launcher *l;
 	const struct privsep_run *req;
 	const struct profile *p;
-	int chan;
+	const char *workspace;
+	struct sandbox_ready sb;
+	int chan;                /* to the front, once a request came; -1 before */
 	uid_t uid;
-	char *payload;          /* cmd | cwd | env, each NUL-terminated copy below */
+	char *payload;           /* cmd | cwd | env, each NUL-terminated copy below */
 	char *cmd, *cwd_req, *env;
 	char cwd[PATH_MAX];
-	const char *workspace;
 	char *envp[ENVP_MAX + 1];
-	char envbuf[4][64];
-	struct timespec t0;
-	uint64_t us[8];         /* phase timings for --verbose */
+	struct timespec t0;      /* the request's arrival: ms and the timeout count from here */
+	uint64_t us[8];          /* phase timings for --verbose */
 };
 
-enum phase { PH_CHECKED, PH_CGROUP, PH_USERNS, PH_STARTED, PH_EXITED, PH_EMPTY, PH_REMOVED, PH_COUNT };
+enum phase { PH_CHECKED, PH_JOB, PH_STARTED, PH_EXITED, PH_EMPTY, PH_REMOVED, PH_COUNT };
 
 static void stamp(struct run *r, enum phase ph)
 {
@@ -73,10 +93,13 @@ static uint64_t ms_since(const struct timespec *t0)
 	return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000 + (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
+static noreturn void teardown_exit(struct run *r);
+
+/* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
 static noreturn void refuse(struct run *r, enum privsep_error e, const char *msg)
 {
 	privsep_send_error(r->chan, e, "%s", msg);
-	_exit(0); /* nothing was started: the uid is clean */
+	teardown_exit(r);
 }
 
 /* Copy the payload out of the front's memfd first, then check the copy: the
@@ -144,7 +167,6 @@ static void check_payload(struct run *r)
 	if (n != q->env_count)
 		refuse(r, PRIVSEP_ERR_INVALID, "The launcher refused the request: env count mismatch.");
 	/* Symlinks followed: the resolved cwd must be inside the workspace. */
-	r->workspace = r->l->cfg->workspaces[q->workspace_id];
 	size_t wl = strlen(r->workspace);
 	if (!realpath(r->cwd_req, r->cwd) ||
 	    !(strncmp(r->cwd, r->workspace, wl) == 0 && (r->cwd[wl] == '\0' || r->cwd[wl] == '/' || wl == 1))) {
@@ -224,157 +246,354 @@ out:
 	return fd;
 }
 
-static void send_exit(struct run *r, struct privsep_exit *ex)
+static void close_fd(int *fd)
 {
-	privsep_header_init(&ex->h, PRIVSEP_EXIT);
-	ex->ms = ms_since(&r->t0);
-	privsep_send(r->chan, ex, sizeof(*ex), NULL, 0);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
-static void kill_run(struct run_cgroup *cg, pid_t init)
+static void kill_run(struct sandbox_ready *sb)
 {
 	/* Killing the pid namespace's init makes the kernel kill every process
 	 * in it; the cgroup kill also catches anything mid-fork. */
-	runcg_kill(cg);
-	kill(init, SIGKILL);
+	if (sb->cg)
+		runcg_kill(sb->cg);
+	if (sb->init > 0)
+		kill(sb->init, SIGKILL);
 }
 
-noreturn void supervise_run(const struct launcher *l, const struct privsep_run *req, int chan,
-                            int payload_fd, uid_t uid)
+/* Kill what is left, reap the init, and wait until the cgroup is empty.
+ * Returns 0 once nothing of the run lives on. */
+static int stop_run(struct sandbox_ready *sb)
 {
-	struct run r = {.l = l, .req = req, .chan = chan, .uid = uid};
-	struct privsep_exit ex;
-	char err[256], name[64];
-	int out[2], errp[2], in[2] = {-1, -1}, status[2], sync[2];
-	sigset_t mask;
-
-	clock_gettime(CLOCK_MONOTONIC, &r.t0);
-	log_set_prefix("run");
-	/* If the launcher dies, we stop the run and clean up. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	r.p = &l->profiles->v[req->profile_id];
-	read_payload(&r, payload_fd);
-	check_payload(&r);
-	build_env(&r);
-	stamp(&r, PH_CHECKED);
-
-	snprintf(name, sizeof(name), "run-%s", req->run_id);
-	struct run_cgroup *cg = runcg_create(name, r.p->pids_max, r.p->memory_max, err, sizeof(err));
-	if (!cg) {
-		log_warn("run %s: %s", req->run_id, err);
-		refuse(&r, PRIVSEP_ERR_SETUP, err);
+	int rc = 0;
+	/* The init exits after the command; its pid namespace dies with it
+	 * (every process in it is killed before the init is reaped), so a
+	 * kill is needed only when it is still there. */
+	if (sb->init > 0 && waitpid(sb->init, NULL, WNOHANG) == 0)
+		kill_run(sb);
+	if (sb->init > 0)
+		while (waitpid(sb->init, NULL, 0) < 0 && errno == EINTR)
+			;
+	sb->init = -1;
+	close_fd(&sb->out_r);
+	close_fd(&sb->err_r);
+	close_fd(&sb->in_w);
+	close_fd(&sb->status_r);
+	close_fd(&sb->job_w);
+	close_fd(&sb->listener);
+	close_fd(&sb->sync_w);
+	if (sb->cg && runcg_wait_empty(sb->cg, CLEANUP_WAIT_MS) < 0) {
+		runcg_kill(sb->cg);
+		rc = runcg_wait_empty(sb->cg, CLEANUP_WAIT_MS);
 	}
-	stamp(&r, PH_CGROUP);
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
-	    pipe2(sync, O_CLOEXEC) < 0 || (req->has_stdin && pipe2(in, O_CLOEXEC) < 0))
-		goto setup_failed_errno;
-	if (!req->has_stdin && (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-		goto setup_failed_errno;
-	struct stat wst;
-	if (stat(r.workspace, &wst) < 0)
-		goto setup_failed_errno;
-	int userns = ns_idmap_userns(wst.st_uid, wst.st_gid, uid);
-	if (userns < 0)
-		goto setup_failed_errno;
-	stamp(&r, PH_USERNS);
+	return rc;
+}
 
+/* Remove the (empty) cgroup.  0 when it is gone. */
+static int remove_cgroup(struct sandbox_ready *sb)
+{
+	int rc = sb->cg ? runcg_destroy(sb->cg) : 0;
+	sb->cg = NULL;
+	return rc;
+}
+
+/* stop_run and remove_cgroup: 0 only when both worked, which proves
+ * nothing of the uid lives on. */
+static int teardown(struct sandbox_ready *sb)
+{
+	int stopped = stop_run(sb);
+	return remove_cgroup(sb) < 0 || stopped < 0 ? -1 : 0;
+}
+
+static noreturn void teardown_exit(struct run *r)
+{
+	_exit(teardown(&r->sb) < 0 ? 3 : 0);
+}
+
+/* The facts about the workspace the view is built from: its owner (the
+ * idmap), and which of .git/hooks, .git/config and the exec subpaths exist
+ * (read-only binds, exec grants).  A sandbox prepared ahead of its request
+ * is used only if these are unchanged; otherwise it is rebuilt, so a
+ * prepared sandbox is never weaker than a fresh one. */
+static void view_facts(const struct run *r, char *out, size_t len)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	size_t off = 0;
+
+	if (stat(r->workspace, &st) == 0)
+		off += (size_t)snprintf(out + off, len - off, "%u:%u", st.st_uid, st.st_gid);
+	static const char *const git[] = {".git/hooks", ".git/config"};
+	for (size_t i = 0; i < 2 + r->p->n_workspace_exec && off < len; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 2 ? git[i] : r->p->workspace_exec[i - 2]);
+		if (lstat(path, &st) == 0)
+			off += (size_t)snprintf(out + off, len - off, " %zu:%lx:%lx:%o", i, (unsigned long)st.st_dev,
+			                        (unsigned long)st.st_ino, st.st_mode);
+	}
+}
+
+/* Build the sandbox up to the point where it waits for its job.  On
+ * failure sb->error says what failed; teardown() still cleans up. */
+static void prepare(struct run *r)
+{
+	struct sandbox_ready *sb = &r->sb;
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1};
+	int sync[2] = {-1, -1}, job[2] = {-1, -1}, userns = -1;
+	char name[64], why[160];
+	struct stat wst;
+
+	view_facts(r, sb->view, sizeof(sb->view));
+	snprintf(name, sizeof(name), "run-%u", r->uid);
+	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
+	if (!sb->cg) {
+		snprintf(sb->error, sizeof(sb->error), "%s", why);
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
+	    pipe2(status, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
+	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
+		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be prepared: %s.", strerror(errno));
+		goto out;
+	}
 	struct sandbox_spec spec = {
-		.uid = uid, .profile = r.p, .workspace = r.workspace, .cwd = r.cwd,
-		.userns_fd = userns, .newroot = l->newroot, .envp = r.envp, .cmd = r.cmd,
-		.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = errp[1],
-		.status_fd = status[1], .sync_fd = sync[0], .seccomp = &l->seccomp,
-		.proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
+		.uid = r->uid, .profile = r->p, .workspace = r->workspace, .userns_fd = userns,
+		.newroot = r->l->newroot, .stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err[1],
+		.status_fd = status[1], .sync_fd = sync[0], .job_fd = job[0], .seccomp = &r->l->seccomp,
+		.proxy_port = r->p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
 	};
 	/* A raw clone: the child gets its namespaces at birth (it is pid 1 of
 	 * the new pid namespace) and continues like fork. */
 	pid_t init = (pid_t)syscall(SYS_clone, NS_SANDBOX_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (init < 0)
-		goto setup_failed_errno;
+	if (init < 0) {
+		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be cloned: %s.", strerror(errno));
+		goto out;
+	}
 	if (init == 0) {
-		close(chan);
 		close(out[0]);
-		close(errp[0]);
+		close(err[0]);
+		close(in[1]);
 		close(status[0]);
 		close(sync[1]);
-		if (in[1] >= 0)
-			close(in[1]);
+		close(job[1]);
 		sandbox_child(&spec);
 	}
-	close(userns);
-	close(sync[0]);
-	sync[0] = -1;
-	close(status[1]);
-	close(out[1]);
-	close(errp[1]);
-	close(in[0]);
-	memset(&ex, 0, sizeof(ex));
-	if (runcg_attach(cg, init) < 0) {
-		ex.error = PRIVSEP_ERR_SETUP;
-		snprintf(ex.message, sizeof(ex.message), "The run could not join its cgroup: %s.", strerror(errno));
-		kill(init, SIGKILL);
-		close(sync[1]);
-		goto wait_init;
+	sb->init = init;
+	sb->out_r = out[0];
+	sb->err_r = err[0];
+	sb->in_w = in[1];
+	sb->status_r = status[0];
+	sb->sync_w = sync[1];
+	sb->job_w = job[1];
+	out[0] = err[0] = in[1] = status[0] = sync[1] = job[1] = -1;
+	if (runcg_attach(sb->cg, init) < 0) {
+		snprintf(sb->error, sizeof(sb->error), "The run could not join its cgroup: %s.", strerror(errno));
+		goto out;
 	}
-	int listener = -1;
-	if (r.p->network == PROFILE_NETWORK_PROXY && (listener = proxy_listener(init)) < 0) {
-		ex.error = PRIVSEP_ERR_SETUP;
-		snprintf(ex.message, sizeof(ex.message), "The run's egress proxy could not listen: %s.", strerror(errno));
-		kill(init, SIGKILL);
-		close(sync[1]);
-		goto wait_init;
+	if (r->p->network == PROFILE_NETWORK_PROXY && (sb->listener = proxy_listener(init)) < 0) {
+		snprintf(sb->error, sizeof(sb->error), "The run's egress proxy could not listen: %s.", strerror(errno));
+		goto out;
 	}
+	/* Attached: the child may go on.  We keep sync_w open until we exit,
+	 * so the child can tell we are alive. */
 	char go = 1;
-	/* Attached: the child may go on.  We keep the write end open until we
-	 * exit, so the child can tell we are alive. */
-	(void)!write(sync[1], &go, 1);
+	(void)!write(sb->sync_w, &go, 1);
+out:
+	close_fd(&userns);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&out[i]);
+		close_fd(&err[i]);
+		close_fd(&in[i]);
+		close_fd(&status[i]);
+		close_fd(&sync[i]);
+		close_fd(&job[i]);
+	}
+}
 
-	struct privsep_started started = {.uid = uid, .has_stdin = in[1] >= 0, .has_proxy = listener >= 0};
-	privsep_header_init(&started.h, PRIVSEP_STARTED);
-	int fds[4] = {out[0], errp[0], in[1], listener};
-	privsep_send(chan, &started, sizeof(started), fds, 4);
-	if (listener >= 0)
-		close(listener);
-	close(out[0]);
-	close(errp[0]);
-	if (in[1] >= 0)
-		close(in[1]);
-	stamp(&r, PH_STARTED);
+/* A status message that arrived before any job: a setup step failed. */
+static void note_early_status(struct run *r)
+{
+	struct sandbox_status sst;
+	ssize_t n = read(r->sb.status_r, &sst, sizeof(sst));
+	if (n == (ssize_t)sizeof(sst) && sst.kind == SANDBOX_STATUS_SETUP_FAILED)
+		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox could not be built: %s failed: %s.",
+		         sandbox_step_name(sst.step), strerror(sst.err));
+	else
+		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox ended before its command was given.");
+	log_warn("%s", r->sb.error);
+	close_fd(&r->sb.status_r);
+}
 
+/* Wait for the one request this sandbox is for.  Returns the run channel,
+ * or -1 when none will come (SIGTERM, the launcher is gone). */
+static int wait_for_request(struct run *r, int job_sock, int sfd, struct privsep_run *req, int *payload)
+{
+	for (;;) {
+		struct pollfd p[3] = {{.fd = job_sock, .events = POLLIN},
+		                      {.fd = sfd, .events = POLLIN},
+		                      {.fd = r->sb.status_r, .events = POLLIN}};
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents)
+			return -1;
+		if (p[2].revents)
+			note_early_status(r); /* keep waiting: the request gets the error */
+		if (p[0].revents) {
+			int fds[2];
+			ssize_t n = privsep_recv(job_sock, req, sizeof(*req), fds, 2);
+			if (n != (ssize_t)sizeof(*req) || fds[0] < 0 || fds[1] < 0) {
+				if (fds[0] >= 0)
+					close(fds[0]);
+				if (fds[1] >= 0)
+					close(fds[1]);
+				return -1;
+			}
+			*payload = fds[1];
+			return fds[0];
+		}
+	}
+}
+
+/* Write the job: cwd, cmd and the environment, built from nothing. */
+static int send_job(struct run *r)
+{
+	struct sandbox_job h = {.has_stdin = r->req->has_stdin};
+	size_t envc = 0, envlen = 0;
+	h.cwd_len = (uint32_t)strlen(r->cwd);
+	h.cmd_len = r->req->cmd_len;
+	for (; r->envp[envc]; envc++)
+		envlen += strlen(r->envp[envc]) + 1;
+	h.env_len = (uint32_t)envlen;
+	h.env_count = (uint32_t)envc;
+	size_t total = sizeof(h) + h.cwd_len + h.cmd_len + envlen;
+	char *buf = malloc(total), *p = buf;
+	if (!buf)
+		return -1;
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, r->cwd, h.cwd_len);
+	p += h.cwd_len;
+	memcpy(p, r->cmd, h.cmd_len);
+	p += h.cmd_len;
+	for (size_t i = 0; i < envc; i++) {
+		size_t len = strlen(r->envp[i]) + 1;
+		memcpy(p, r->envp[i], len);
+		p += len;
+	}
+	int rc = 0;
+	for (size_t off = 0; off < total;) {
+		ssize_t n = write(r->sb.job_w, buf + off, total - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(buf);
+	close_fd(&r->sb.job_w);
+	return rc;
+}
+
+noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
+                            int job_sock)
+{
+	struct run r = {.l = l, .chan = -1, .uid = uid};
+	struct privsep_run req;
+	struct privsep_exit ex;
+	sigset_t mask;
+	int payload = -1;
+
+	log_set_prefix("run");
+	r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
+	                              .sync_w = -1, .job_w = -1, .listener = -1, .init = -1};
+	/* If the launcher dies, we stop the run and clean up. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	uint64_t deadline = (uint64_t)req->timeout_s * 1000;
+	r.p = &l->profiles->v[profile_id];
+	r.workspace = l->cfg->workspaces[workspace_id];
+
+	prepare(&r);
+	r.chan = wait_for_request(&r, job_sock, sfd, &req, &payload);
+	close(job_sock);
+	if (r.chan < 0)
+		teardown_exit(&r);
+	clock_gettime(CLOCK_MONOTONIC, &r.t0);
+	r.req = &req;
+	/* The launcher routes by (profile, workspace); it checked the rest. */
+	if (req.profile_id != profile_id || req.workspace_id != workspace_id)
+		refuse(&r, PRIVSEP_ERR_INVALID, "The launcher refused the request: it reached the wrong sandbox.");
+	read_payload(&r, payload);
+	check_payload(&r);
+	build_env(&r);
+	char view[sizeof(r.sb.view)];
+	view_facts(&r, view, sizeof(view));
+	if (strcmp(view, r.sb.view) != 0) {
+		/* The workspace changed under the prepared sandbox: build anew. */
+		if (teardown(&r.sb) < 0)
+			refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox could not be removed.");
+		r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
+		                              .sync_w = -1, .job_w = -1, .listener = -1, .init = -1};
+		prepare(&r);
+	}
+	stamp(&r, PH_CHECKED);
+	if (r.sb.error[0])
+		refuse(&r, PRIVSEP_ERR_SETUP, r.sb.error);
+	if (send_job(&r) < 0)
+		refuse(&r, PRIVSEP_ERR_SETUP, "The sandbox did not take its job.");
+	stamp(&r, PH_JOB);
+	if (!req.has_stdin)
+		close_fd(&r.sb.in_w);
+	struct privsep_started started = {.uid = uid, .has_stdin = req.has_stdin, .has_proxy = r.sb.listener >= 0};
+	privsep_header_init(&started.h, PRIVSEP_STARTED);
+	int fds[4] = {r.sb.out_r, r.sb.err_r, r.sb.in_w, r.sb.listener};
+	privsep_send(r.chan, &started, sizeof(started), fds, 4);
+	close_fd(&r.sb.out_r);
+	close_fd(&r.sb.err_r);
+	close_fd(&r.sb.in_w);
+	close_fd(&r.sb.listener);
+	stamp(&r, PH_STARTED);
+
+	memset(&ex, 0, sizeof(ex));
+	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
 	bool have_status = false;
 	struct sandbox_status sst = {0};
 	for (;;) {
 		uint64_t now = ms_since(&r.t0);
 		int wait_ms = now >= deadline ? 0 : (int)(deadline - now);
-		struct pollfd pfd[3] = {{.fd = status[0], .events = POLLIN},
-		                        {.fd = chan, .events = POLLRDHUP},
+		struct pollfd pfd[3] = {{.fd = r.sb.status_r, .events = POLLIN},
+		                        {.fd = r.chan, .events = POLLRDHUP},
 		                        {.fd = sfd, .events = POLLIN}};
 		int n = poll(pfd, 3, wait_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
 			ex.timed_out = 1;
-			kill_run(cg, init);
+			kill_run(&r.sb);
 			break;
 		}
 		if (pfd[0].revents) {
-			ssize_t got = read(status[0], &sst, sizeof(sst));
+			ssize_t got = read(r.sb.status_r, &sst, sizeof(sst));
 			have_status = got == (ssize_t)sizeof(sst);
 			break;
 		}
 		if (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-			log_info("run %s: the front gave up on the run; killing it", req->run_id);
-			kill_run(cg, init);
+			log_info("run %s: the front gave up on the run; killing it", req.run_id);
+			kill_run(&r.sb);
 			break;
 		}
 		if (pfd[2].revents) {
 			ex.error = PRIVSEP_ERR_CAPACITY;
 			snprintf(ex.message, sizeof(ex.message), "The daemon is shutting down; the run was stopped.");
-			kill_run(cg, init);
+			kill_run(&r.sb);
 			break;
 		}
 	}
@@ -382,7 +601,7 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		ex.error = PRIVSEP_ERR_SETUP;
 		snprintf(ex.message, sizeof(ex.message), "The sandbox could not be built: %s failed: %s.",
 		         sandbox_step_name(sst.step), strerror(sst.err));
-		log_warn("run %s: %s", req->run_id, ex.message);
+		log_warn("run %s: %s", req.run_id, ex.message);
 	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out) {
 		if (WIFEXITED(sst.wstatus)) {
 			ex.exit_code = WEXITSTATUS(sst.wstatus);
@@ -395,32 +614,22 @@ noreturn void supervise_run(const struct launcher *l, const struct privsep_run *
 		ex.exit_code = -1;
 		ex.signal = SIGKILL;
 	}
-wait_init:
 	stamp(&r, PH_EXITED);
-	kill_run(cg, init);
-	while (waitpid(init, NULL, 0) < 0 && errno == EINTR)
-		;
-	/* Only an empty, removed cgroup proves nothing of the uid lives on. */
-	if (runcg_wait_empty(cg, CLEANUP_WAIT_MS) < 0) {
-		runcg_kill(cg);
-		runcg_wait_empty(cg, CLEANUP_WAIT_MS);
-	}
+	/* The reply may go once nothing of the run is alive; removing the
+	 * empty cgroup can follow it. */
+	ex.cleanup_failed = stop_run(&r.sb) < 0;
 	stamp(&r, PH_EMPTY);
-	if (runcg_destroy(cg) < 0) {
+	privsep_header_init(&ex.h, PRIVSEP_EXIT);
+	ex.ms = ms_since(&r.t0);
+	privsep_send(r.chan, &ex, sizeof(ex), NULL, 0);
+	if (remove_cgroup(&r.sb) < 0)
 		ex.cleanup_failed = 1;
-		log_warn("run %s: its cgroup could not be removed", req->run_id);
-	}
 	stamp(&r, PH_REMOVED);
-	log_debug("run %s: checked %lu us, cgroup %lu, userns %lu, started %lu, exited %lu, empty %lu, removed %lu",
-	          req->run_id, (unsigned long)r.us[PH_CHECKED], (unsigned long)r.us[PH_CGROUP],
-	          (unsigned long)r.us[PH_USERNS], (unsigned long)r.us[PH_STARTED], (unsigned long)r.us[PH_EXITED],
-	          (unsigned long)r.us[PH_EMPTY], (unsigned long)r.us[PH_REMOVED]);
-	send_exit(&r, &ex);
+	if (ex.cleanup_failed)
+		log_warn("run %s: a process or the cgroup outlived the run; uid %u is quarantined", req.run_id, uid);
+	log_debug("run %s: checked %lu us, job sent %lu, started %lu, exited %lu, empty %lu, removed %lu",
+	          req.run_id, (unsigned long)r.us[PH_CHECKED], (unsigned long)r.us[PH_JOB],
+	          (unsigned long)r.us[PH_STARTED], (unsigned long)r.us[PH_EXITED], (unsigned long)r.us[PH_EMPTY],
+	          (unsigned long)r.us[PH_REMOVED]);
 	_exit(ex.cleanup_failed ? 3 : 0);
-
-setup_failed_errno:
-	snprintf(err, sizeof(err), "The sandbox could not be prepared: %s.", strerror(errno));
-	log_warn("run %s: %s", req->run_id, err);
-	runcg_destroy(cg);
-	refuse(&r, PRIVSEP_ERR_SETUP, err);
 }

@@ -100,7 +100,9 @@ report_left() { # WHEN: print what is left of the old daemon
 }
 CURL_PIDS=()
 
-e2e_start
+# One sandbox per run, none prepared ahead (prewarm 0): the counts below are
+# about runs; waiting sandboxes after a crash are covered in prewarm.sh.
+e2e_start '{"prewarm": 0}'
 
 # ---- 1. the launcher alone ------------------------------------------------
 check "1: a long run is under way" long_run

@@ -12,6 +12,7 @@
 
 LIMIT=16 IDLE=2
 e2e_start "{\"limits\": {\"connections\": $LIMIT, \"idle_timeout_s\": $IDLE}}"
+. "$ROOT/tests/stress/leakcheck.sh"
 
 # alive DESC: an ordinary client is served right now (a real run, checked).
 alive() {
@@ -403,6 +404,7 @@ BODY=$(H tls_version TLSv1_3)
 check_eq "TLS 1.3 accepted" "$(jf .version)" TLSv1.3
 alive "after the certificate cases"
 
-check_eq "no process of the uid range left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" 0
+check_eq "no process of the uid range left (but the waiting sandboxes)" "$(leaked_procs)" 0
+check_eq "no run cgroup left (but the waiting sandboxes')" "$(leaked_cgroups)" 0
 check_eq "the front is still the same process" "$(front_pid)" "$FRONT"
 check "launcher still running" kill -0 "$DAEMON_PID"

@@ -44,7 +44,8 @@ free_port() {
 
 e2e_config() { # extra JSON fragment merged into the config
 	local extra=${1:-"{}"}
-	jq -n --arg port "$PORT" --arg uid_first "$UID_FIRST" --arg t "$T" --arg ws "$WS" --argjson extra "$extra" '{
+	PREWARM=$(jq -rn --argjson extra "$extra" '$extra.prewarm // 1')
+	jq -n --arg port "$PORT" --arg uid_first "$UID_FIRST" --arg prewarm "$PREWARM" --arg t "$T" --arg ws "$WS" --argjson extra "$extra" '{
 		listen: ("127.0.0.1:" + $port),
 		tls: {ca: ($t + "/certs/ca.pem"), cert: ($t + "/certs/server.pem"), key: ($t + "/certs/server.key")},
 		profiles_dir: ($t + "/profiles"),
@@ -53,7 +54,8 @@ e2e_config() { # extra JSON fragment merged into the config
 		max_runs: 8,
 		secrets_file: null,
 		audit_log: ($t + "/audit.log"),
-		state_dir: ($t + "/state")
+		state_dir: ($t + "/state"),
+		prewarm: ($prewarm|tonumber)
 	} * $extra' >"$T/sharnessd.json"
 }
 
@@ -115,6 +117,25 @@ api() { # METHOD PATH [BODY] [ROLE]
 	STATUS=$(curl "${args[@]}" "https://127.0.0.1:$PORT$path")
 	BODY=$(cat "$out" 2>/dev/null)
 	rm -f "$out"
+}
+
+# What a healthy idle daemon holds in its uid range: one waiting sandbox
+# (one init process, one run cgroup) per profile and `prewarm`, nothing else
+# (the front's own uid, the range's first, is not counted).
+warm_count() { echo $((PREWARM * $(ls "$T"/profiles/*.json | wc -l))); }
+range_procs() { ps -eo uid= | awk -v f="$UID_FIRST" '$1>f && $1<f+4096' | wc -l; }
+run_cgroups() { ls /sys/fs/cgroup/pids/sharness-"$UID_FIRST" 2>/dev/null | grep -c '^run-'; }
+settled() { # "PROCS CGROUPS" once they equal the warm count (or after 3 s)
+	local want
+	want=$(warm_count)
+	for _ in $(seq 1 60); do
+		[ "$(range_procs)" = "$want" ] && [ "$(run_cgroups)" = "$want" ] && break
+		sleep 0.05
+	done
+	echo "$(range_procs) $(run_cgroups)"
+}
+check_settled() { # DESC: nothing of the runs is left beyond the waiting sandboxes
+	check_eq "$1" "$(settled)" "$(warm_count) $(warm_count)"
 }
 
 run_cmd() { # CMD [PROFILE] [EXTRA_JSON]

@@ -15,6 +15,7 @@ MAX_RUNS=${LOAD_MAX_RUNS:-$(( CLIENTS / 2 > 0 ? CLIENTS / 2 : 1 ))}
 LOADCLIENT=$ROOT/tests/stress/loadclient.py
 
 e2e_start "{\"max_runs\": $MAX_RUNS, \"limits\": {\"connections\": $((CLIENTS + 16))}}"
+. "$ROOT/tests/stress/leakcheck.sh"
 
 front_pid() { # the front: the launcher's child running as the range's first uid
 	local p
@@ -25,20 +26,12 @@ front_pid() { # the front: the launcher's child running as the range's first uid
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 threads() { awk '/^Threads/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-range_procs() { ps -eo uid= | awk -v f="$UID_FIRST" '$1 > f && $1 < f + 4096' | wc -l; }
-run_cgroups() {
-	local d n=0
-	for d in /sys/fs/cgroup/*/sharness-"$UID_FIRST" /sys/fs/cgroup/unified/sharness-"$UID_FIRST"; do
-		[ -d "$d" ] && n=$((n + $(find "$d" -mindepth 1 -maxdepth 1 -type d | wc -l)))
-	done
-	echo "$n"
-}
 state_mounts() { grep -c " $T/state" /proc/mounts; }
 # Wait (up to 5 s) until the daemon is idle again: connection threads ended.
 settle() {
 	local want=$1 i
 	for i in $(seq 1 50); do
-		[ "$(fds "$FRONT")" -le "$want" ] && [ "$(range_procs)" = 0 ] && [ "$(run_cgroups)" = 0 ] && return
+		[ "$(fds "$FRONT")" -le "$want" ] && [ "$(leaked_procs)" = 0 ] && [ "$(leaked_cgroups)" = 0 ] && return
 		sleep 0.1
 	done
 }
@@ -75,8 +68,8 @@ settle "$F_FD0"
 sleep 0.3
 L_FD1=$(fds "$DAEMON_PID") F_FD1=$(fds "$FRONT")
 L_RSS1=$(rss_kb "$DAEMON_PID") F_RSS1=$(rss_kb "$FRONT") F_TH1=$(threads "$FRONT")
-check_eq "no process of the uid range left" "$(range_procs)" 0
-check_eq "no run cgroup left" "$(run_cgroups)" 0
+check_eq "no process of the uid range left (but the $(pool_size) waiting sandboxes)" "$(leaked_procs)" 0
+check_eq "no run cgroup left (but the waiting sandboxes')" "$(leaked_cgroups)" 0
 check_eq "no mount under state_dir left" "$(state_mounts)" "$M0"
 check_eq "launcher fds not grown ($L_FD0 -> $L_FD1)" "$L_FD1" "$L_FD0"
 check_eq "front fds not grown ($F_FD0 -> $F_FD1)" "$F_FD1" "$F_FD0"

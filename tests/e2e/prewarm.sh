@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Sandboxes built ahead of their request (config `prewarm`): each is used
+# once and never reused, and one built before the workspace changed is never
+# weaker than a fresh one (it is rebuilt).
+. "$(dirname "$0")/lib.sh"
+jq '.name = "writable" | .description = "read-write, no network" | .workspace = "read-write"' \
+	"$ROOT/profiles/analyse.json" >"$T/writable.json"
+E2E_PROFILES="$T/writable.json"
+e2e_start '{"prewarm": 1}'
+
+check_eq "idle: one waiting sandbox (one process, one cgroup) per profile" "$(settled)" "4 4"
+run_cmd 'echo one > /tmp/marker; id -u' writable
+uid1=$(jf .stdout)
+run_cmd 'cat /tmp/marker 2>&1; id -u' writable
+check_match "a sandbox is never reused: the next run has a fresh /tmp" "$(jf .stdout)" 'No such file'
+uid2=$(jf .stdout | tail -1)
+check "a sandbox is never reused: a fresh uid" test "$uid1" != "$uid2"
+check_settled "after runs: again one waiting sandbox per profile, nothing else"
+
+# The waiting sandbox for `writable` was built before .git existed; a run in
+# it must still find .git/hooks and .git/config read-only.
+sleep 0.3
+mkdir -p "$WS/.git/hooks"
+touch "$WS/.git/config"
+run_cmd 'echo "#!/bin/sh" > .git/hooks/pre-commit 2>&1; echo "[core]" >> .git/config 2>&1; echo done' writable
+check_match "a sandbox prepared before .git existed is rebuilt: hooks read-only" "$(jf .stdout)$(jf .stderr)" '(Read-only file system|Permission denied).*(Read-only file system|Permission denied)'
+check "no hook was planted" test ! -s "$WS/.git/hooks/pre-commit"
+check_eq "no config was changed" "$(cat "$WS/.git/config")" ""
+
+# The workspace owner changed after the sandbox was prepared: the idmap follows.
+chown 23456:23456 "$WS"
+sleep 0.3
+run_cmd 'echo x > owned.txt && echo written' writable
+check_eq "owner change: the run still writes" "$(jf .stdout)" "written"
+check_eq "owner change: files belong to the new owner" "$(stat -c %u "$WS/owned.txt")" 23456
+check_settled "nothing left but the waiting sandboxes"
+
+e2e_stop
+check_eq "SIGTERM removes the waiting sandboxes too" "$(range_procs) $(run_cgroups)" "0 0"
+
+# prewarm 0: nothing waits, runs are built on arrival.
+rm -rf "$T/state"
+e2e_start '{"prewarm": 0}'
+check_eq "prewarm 0: nothing waits" "$(settled)" "0 0"
+run_cmd 'echo cold'
+check_eq "prewarm 0: runs still work" "$(jf .stdout)" "cold"
+check_settled "prewarm 0: nothing left"
+
+# A crash with sandboxes waiting: SIGKILL of the launcher.  The waiting
+# sandboxes' supervisors get their parent-death signal and clean up; what
+# is left is removed by the next start.
+e2e_stop
+rm -rf "$T/state"
+e2e_start '{"prewarm": 2}'
+check_eq "prewarm 2: two waiting sandboxes per profile" "$(settled)" "8 8"
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
+for _ in $(seq 1 60); do [ "$(range_procs)" = 0 ] && break; sleep 0.05; done
+check_eq "after SIGKILL of the launcher: no waiting sandbox survives" "$(range_procs)" 0
+"$SHARNESSD" --config "$T/sharnessd.json" >"$T/daemon2.log" 2>&1 &
+DAEMON_PID=$!
+for _ in $(seq 1 100); do grep -q 'listening on' "$T/daemon2.log" && break; sleep 0.05; done
+check_eq "after the restart: only the new waiting sandboxes" "$(settled)" "8 8"
+run_cmd 'echo after the crash'
+check_eq "after the restart: runs work" "$(jf .stdout)" "after the crash"
