@@ -277,6 +277,16 @@ int request_parse_run(const char *body, size_t len, const struct config *cfg,
 		                  end ? (size_t)(end - body) : (size_t)0);
 		return -1;
 	}
+	/* One document and nothing after it: a second object would be silently
+	 * ignored otherwise (cJSON stops at the end of the first). */
+	while (end && end < body + len && strchr(" \t\r\n", *end) && *end)
+		end++;
+	if (end && end < body + len) {
+		request_error_set(e, 400, "bad_json", "The body holds more than one JSON value (extra text at byte %zu).",
+		                  (size_t)(end - body));
+		cJSON_Delete(root);
+		return -1;
+	}
 	int rc = -1;
 	if (!cJSON_IsObject(root))
 		request_error_set(e, 400, "bad_json", "The body must be a JSON object, not %s.", type_name(root));

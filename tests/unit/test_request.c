@@ -39,6 +39,8 @@ TEST(minimal_request_gets_defaults)
 	CHECK_EQ_INT(r.timeout_s, r.profile->timeout_default_s);
 	CHECK(!r.has_stdin && !r.timeout_capped && r.env_count == 0);
 	request_free(&r);
+	CHECK_EQ_INT(parse(" {\"cmd\":\"x\"}\r\n\t ", &r, &e), 0); /* whitespace around is fine */
+	request_free(&r);
 }
 
 TEST(every_field)
@@ -80,6 +82,8 @@ TEST(bad_json_and_types)
 	expect_error("[\"cmd\"]", 400, "bad_json");
 	expect_error("\"cmd\"", 400, "bad_json");
 	expect_error("{\"cmd\":\"a\\u0000b\"}", 400, "bad_json");
+	expect_error("{\"cmd\":\"one\"} {\"cmd\":\"two\"}", 400, "bad_json");
+	expect_error("{\"cmd\":\"one\"}x", 400, "bad_json");
 	expect_error("{}", 400, "missing_field");
 	expect_error("{\"cmd\":1}", 400, "bad_field");
 	expect_error("{\"cmd\":\"\"}", 400, "bad_field");
