@@ -10,7 +10,8 @@
 
 /* Open `path` for appending ("-" = stderr).  Returns an fd or -1. */
 int audit_open(const char *path);
-/* Print `line` compactly plus "\n" to fd; adds "time" (RFC 3339 UTC, ms). */
-void audit_write(int fd, cJSON *line);
+/* Print `line` compactly plus "\n" to fd; adds "time" (RFC 3339 UTC, ms).
+ * Returns 0, or -1 with errno when the line was not (wholly) written. */
+int audit_write(int fd, cJSON *line);
 
 #endif

@@ -15,4 +15,9 @@ void errmsg_set(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	/* Messages quote file names and keys from configuration files; a
+	 * control byte there must not break the line or forge another. */
+	for (char *p = err; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 }

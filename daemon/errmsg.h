@@ -7,7 +7,8 @@
 
 #include <stddef.h>
 
-/* vsnprintf into err; a NULL or empty buffer is left alone. */
+/* vsnprintf into err, control bytes replaced by '?'; a NULL or empty
+ * buffer is left alone. */
 void errmsg_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -9,6 +9,7 @@
 #define SHARNESS_FRONT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -31,6 +32,7 @@ struct front {
 	uid_t uid;              /* the front's own uid */
 	pid_t launcher_pid;     /* our parent: the front dies with it */
 	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
+	atomic_bool audit_broken; /* the last audit line was lost: refuse runs */
 	struct approvals *approvals; /* runs waiting for a person */
 };
 

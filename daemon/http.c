@@ -86,7 +86,14 @@ static void audit_request(const struct front *f, const struct conn_ctx *x, const
 	}
 	if (code)
 		cJSON_AddStringToObject(line, "error", code);
-	audit_write(f->audit_fd, line);
+	if (audit_write(f->audit_fd, line) < 0) {
+		/* Never silent; and runs wait until the log can be written again. */
+		log_warn("the audit log could not be written (%s): the line for %s %s (status %u) is lost; runs are refused until it can be written",
+		         strerror(errno), method, url, status);
+		atomic_store(&((struct front *)f)->audit_broken, true);
+	} else {
+		atomic_store(&((struct front *)f)->audit_broken, false);
+	}
 	cJSON_Delete(line);
 }
 
@@ -139,6 +146,21 @@ static cJSON *run_audit_line(const struct front *f, const struct run_request *r,
 	free(cmd);
 	cJSON_AddStringToObject(a, "cwd", r->cwd);
 	return a;
+}
+
+/* After a lost audit line: can the log be written again?  One small line
+ * decides, so the first run after the disk was freed is served. */
+static bool audit_recovered(struct front *f)
+{
+	cJSON *probe = cJSON_CreateObject();
+	cJSON_AddStringToObject(probe, "event", "audit_resumed");
+	bool ok = audit_write(f->audit_fd, probe) == 0;
+	cJSON_Delete(probe);
+	if (ok) {
+		atomic_store(&f->audit_broken, false);
+		log_info("the audit log can be written again; runs are served");
+	}
+	return ok;
 }
 
 /* Park an approval-"each" run until a person decides (SPEC §9).  Returns 0
@@ -227,6 +249,12 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 			audit_request(f, x, method, url, 499, e.code, line);
 			return MHD_NO;
 		}
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	if (atomic_load(&f->audit_broken) && !audit_recovered(f)) {
+		request_error_set(&e, 503, "audit_unavailable",
+		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
+		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}
 	unsigned busy = atomic_fetch_add(&f->runs, 1);

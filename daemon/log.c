@@ -34,6 +34,10 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 	if (m < 0)
 		return;
 	size_t len = strnlen(line, sizeof(line) - 2);
+	/* One event, one line: control bytes from anything quoted become '?'. */
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[len++] = '\n';
 	(void)!write(STDERR_FILENO, line, len);
 }

@@ -23,6 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include "approval.h"
 #include "audit.h"
 #include "config.h"
@@ -78,6 +83,36 @@ static char *read_pem(const char *path, const char *what)
 	if (n <= 0 || n == PEM_MAX)
 		log_fatal("the TLS %s %s is empty, unreadable or larger than %d bytes", what, path, PEM_MAX);
 	return buf;
+}
+
+/* Fail closed on TLS material that is not what it claims to be: GnuTLS
+ * would otherwise start with an empty trust list or no usable key. */
+static void check_tls(const struct front *f, const struct config *cfg)
+{
+	BIO *b = BIO_new_mem_buf(f->tls_ca, -1);
+	X509 *ca = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	if (!ca)
+		log_fatal("tls.ca %s holds no PEM certificate; point it at the CA's ca.pem", cfg->tls_ca);
+	b = BIO_new_mem_buf(f->tls_cert, -1);
+	X509 *cert = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	if (!cert)
+		log_fatal("tls.cert %s holds no PEM certificate; point it at the server's server.pem", cfg->tls_cert);
+	b = BIO_new_mem_buf(f->tls_key, -1);
+	EVP_PKEY *key = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	if (!key)
+		log_fatal("tls.key %s holds no PEM private key (or it is encrypted); point it at server.key",
+		          cfg->tls_key);
+	if (X509_check_private_key(cert, key) != 1)
+		log_fatal("tls.key %s does not belong to tls.cert %s", cfg->tls_key, cfg->tls_cert);
+	EVP_PKEY *cakey = X509_get0_pubkey(ca);
+	if (!cakey || X509_verify(cert, cakey) != 1)
+		log_fatal("tls.cert %s is not signed by tls.ca %s", cfg->tls_cert, cfg->tls_ca);
+	EVP_PKEY_free(key);
+	X509_free(cert);
+	X509_free(ca);
 }
 
 static int is_loopback(const char *host)
@@ -278,6 +313,7 @@ int main(int argc, char **argv)
 	f.tls_ca = read_pem(cfg.tls_ca, "CA certificate");
 	f.tls_cert = read_pem(cfg.tls_cert, "certificate");
 	f.tls_key = read_pem(cfg.tls_key, "private key");
+	check_tls(&f, &cfg);
 	struct scrub_rules *scrub = scrub_rules_new(cfg.secrets_file, cfg.tls_key, err, sizeof(err));
 	if (!scrub)
 		log_fatal("%s", err);

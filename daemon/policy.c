@@ -75,6 +75,7 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddNumberToObject(lim, "idle_timeout_s", cfg->connection_timeout_s);
 	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_body);
 	cJSON_AddNumberToObject(lim, "max_runs", cfg->max_runs);
+	cJSON_AddNumberToObject(lim, "prewarm", cfg->prewarm);
 	cJSON_AddNumberToObject(lim, "stdin_bytes", RUN_STDIN_MAX);
 
 	snprintf(listen, sizeof(listen), "%s:%u", cfg->listen_host, cfg->listen_port);

@@ -33,6 +33,7 @@
 #include <cjson/cJSON.h>
 
 #include "audit.h"
+#include "log.h"
 #include "profile.h"
 #include "proxy_host.h"
 
@@ -171,7 +172,8 @@ static void audit_decision(const struct conn *c, const char *decision, int statu
 	cJSON_AddStringToObject(line, "reason", reason);
 	if (c->address[0])
 		cJSON_AddStringToObject(line, "address", c->address);
-	audit_write(px->audit_fd, line);
+	if (audit_write(px->audit_fd, line) < 0)
+		log_warn("the audit log could not be written (%s): a proxy decision is lost", strerror(errno));
 	cJSON_Delete(line);
 }
 
@@ -189,7 +191,8 @@ static void audit_end(const struct conn *c, const char *reason)
 	cJSON_AddNumberToObject(line, "bytes_up", (double)c->bytes_up);
 	cJSON_AddNumberToObject(line, "bytes_down", (double)c->bytes_down);
 	cJSON_AddStringToObject(line, "reason", reason);
-	audit_write(px->audit_fd, line);
+	if (audit_write(px->audit_fd, line) < 0)
+		log_warn("the audit log could not be written (%s): a proxy decision is lost", strerror(errno));
 	cJSON_Delete(line);
 }
 

@@ -19,13 +19,14 @@ FUZZ_SAN           := -fsanitize=address,undefined -fno-sanitize-recover=undefin
 FUZZ_DCFLAGS       := -g -O1 $(FUZZ_SAN) -std=gnu17 -D_GNU_SOURCE -iquote daemon
 FUZZ_CFLAGS        := $(FUZZ_DCFLAGS) -Wall -Wextra -Werror -Wshadow -Wvla \
                       -DFUZZ_PROFILES_DIR='"$(CURDIR)/profiles"'
-FUZZ_LIBS          := -lcjson -lcrypto -lhs -lm
+FUZZ_LIBS          := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
 FUZZ_TARGETS       := request profile config scrub
 
-FUZZ_OBJS_profile  := profile
-FUZZ_OBJS_config   := config
-FUZZ_OBJS_request  := request config profile
-FUZZ_OBJS_scrub    := $(filter-out scrub_cli,$(patsubst daemon/%.c,%,$(wildcard daemon/scrub*.c)))
+# Every daemon source but main.c goes into one instrumented archive; the
+# linker takes only the objects a target needs, so the lists never go stale.
+FUZZ_DAEMON_SRCS   := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+FUZZ_DAEMON_OBJS   := $(FUZZ_DAEMON_SRCS:daemon/%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_LIB           := $(FUZZ_DIR)/libsharnessd-fuzz.a
 
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
@@ -35,14 +36,13 @@ $(FUZZ_DIR)/obj/%.o: daemon/%.c daemon/*.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_DCFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-# One explicit link rule per target (no .SECONDEXPANSION: it would change
-# how the rest of the Makefile is read).
-define FUZZ_LINK
-$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_common.h $(FUZZ_OBJS_$(1):%=$(FUZZ_DIR)/obj/%.o)
-	@mkdir -p $$(dir $$@)
-	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$< $(FUZZ_OBJS_$(1):%=$(FUZZ_DIR)/obj/%.o) $$(FUZZ_LIBS)
-endef
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_LINK,$(t))))
+$(FUZZ_LIB): $(FUZZ_DAEMON_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(FUZZ_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

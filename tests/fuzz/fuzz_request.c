@@ -10,7 +10,8 @@
  *   - an accepted request holds only what SPEC §3 allows: a non-empty cmd
  *     without NUL under 256 KiB, a known profile, a normalised absolute cwd
  *     inside a configured workspace, a timeout within the profile's
- *     maximum, env entries that are valid, not dangerous, and "NAME=VALUE".
+ *     maximum, env entries that are valid, not dangerous, and "NAME=VALUE";
+ *   - an accepted body is one JSON object with nothing after it.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -108,6 +109,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_accepted(&r);
+	/* The whole body was one JSON object: nothing but whitespace after its
+	 * closing brace (a second value must not be silently ignored). */
+	size_t end = size;
+	while (end > 0 && strchr(" \t\r\n", data[end - 1]) && data[end - 1])
+		end--;
+	FUZZ_ASSERT(fuzz_lax() || (end > 0 && data[end - 1] == '}'),
+	            "accepted a body with bytes after the JSON object");
 	request_free(&r);
 	return 0;
 }

@@ -23,13 +23,13 @@ for t in "$@"; do
 		"$B/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
 	r=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+	cov=$(grep -aoE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
 	seeds=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
 	if [ "$r" -eq 0 ] && [ -n "$execs" ]; then
 		echo "ok - fuzz_$t: ${execs} executions in ${secs} s (${seeds} committed seeds, coverage ${cov:-?}), no finding"
 	else
 		echo "not ok - fuzz_$t: exit $r after ${execs:-?} executions"
-		grep -E 'ERROR|fuzz property|SUMMARY|Test unit written|^#[0-9]+ +(INITED|DONE)' "$log" | head -20 | sed 's/^/#   /'
+		grep -aE 'ERROR|fuzz property|SUMMARY|Test unit written|^#[0-9]+ +(INITED|DONE)' "$log" | head -20 | sed 's/^/#   /'
 		rc=1
 	fi
 	summary+=("$(printf '%-16s %12s executions %6s s  coverage %s' "fuzz_$t" "${execs:-?}" "$secs" "${cov:-?}")")

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# tests/e2e/fuzz_smoke.sh - the CI run of the libFuzzer targets: build them
+# (clang, ASan+UBSan, coverage) and run each for FUZZ_SMOKE_SECONDS (5) over
+# its committed corpus, which also replays every committed regression input.
+# One "ok"/"not ok" line per target (tests/fuzz/run.sh); `make fuzz` is the long run.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+if ! command -v clang >/dev/null; then
+	echo "not ok - fuzz targets: clang is not installed (scripts/deps.sh installs it)"
+	exit 1
+fi
+if ! make -s fuzz-build >build/fuzz-build.log 2>&1; then
+	echo "not ok - fuzz targets build"
+	tail -20 build/fuzz-build.log | sed 's/^/#   /'
+	exit 1
+fi
+echo "ok - fuzz targets build"
+exec tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" request profile config scrub
