@@ -113,6 +113,11 @@ static int parse_env(const cJSON *obj, struct run_request *r, struct request_err
 			request_error_set(e, 400, "bad_env", "env value of '%.64s' must be a string, not %s.", name, type_name(it));
 			return -1;
 		}
+		for (const cJSON *o = obj->child; o != it; o = o->next)
+			if (strcmp(o->string, name) == 0) {
+				request_error_set(e, 400, "duplicate_env", "env name '%.64s' appears twice.", name);
+				return -1;
+			}
 		if (++count > RUN_ENV_COUNT_MAX) {
 			request_error_set(e, 400, "too_many_env", "env has more than %u variables.", RUN_ENV_COUNT_MAX);
 			return -1;

@@ -121,6 +121,7 @@ TEST(env_names)
 	expect_error("{\"cmd\":\"x\",\"env\":{\"1A\":\"v\"}}", 400, "bad_env");
 	expect_error("{\"cmd\":\"x\",\"env\":{\"A-B\":\"v\"}}", 400, "bad_env");
 	expect_error("{\"cmd\":\"x\",\"env\":{\"\":\"v\"}}", 400, "bad_env");
+	expect_error("{\"cmd\":\"x\",\"env\":{\"A\":\"1\",\"A\":\"2\"}}", 400, "duplicate_env");
 }
 
 TEST(sizes_are_bounded)
