@@ -80,7 +80,7 @@ asan:
 
 # Every test against the ASan+UBSan binaries (probes stay the normal static ones).
 asan-test: deps asan probes
-	@BUILD=build/asan ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run.sh
+	@BUILD=build/asan SHARNESS_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run.sh
 
 format:
 	clang-format -i daemon/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c

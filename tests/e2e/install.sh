@@ -50,7 +50,7 @@ done <<'EOF'
 755 /srv/sharness
 EOF
 check_eq "every shipped profile is installed" "$(ls "$D/etc/sharness/profiles")" "$(cd "$ROOT/profiles" && ls ./*.json | sed 's|^\./||')"
-check "the installed binaries are the built ones" cmp "$ROOT/build/sharnessd" "$D/usr/local/sbin/sharnessd"
+check "the installed binaries are the built ones" cmp "$ROOT/${BUILD:-build}/sharnessd" "$D/usr/local/sbin/sharnessd"
 check "the unit names the installed daemon and config" \
 	grep -qx 'ExecStart=/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json' \
 	"$D/usr/local/lib/systemd/system/sharnessd.service"
