@@ -286,8 +286,7 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	close(s->stderr_fd);
 
 	/* Reap everything (orphans are re-parented to us) until the command
-	 * itself exits; then exit, and the kernel kills what is left of the
-	 * pid namespace. */
+	 * itself exits. */
 	struct sandbox_status st = {.kind = SANDBOX_STATUS_EXIT};
 	for (;;) {
 		int ws;
@@ -301,6 +300,14 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 			break;
 		}
 	}
+	/* Then end what the command left behind (daemonized, setsid'd,
+	 * double-forked: all are in our pid namespace and re-parented to us)
+	 * and reap until nothing but us is left, so that when the supervisor
+	 * reads our status no process of the run runs any more.  kill(-1) in
+	 * a pid namespace reaches every process in it but its init. */
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
 	(void)!write(s->status_fd, &st, sizeof(st));
 	_exit(0);
 }

@@ -615,13 +615,19 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		ex.signal = SIGKILL;
 	}
 	stamp(&r, PH_EXITED);
-	/* The reply may go once nothing of the run is alive; removing the
-	 * empty cgroup can follow it. */
-	ex.cleanup_failed = stop_run(&r.sb) < 0;
-	stamp(&r, PH_EMPTY);
+	/* When the init reported the exit itself, it had already killed and
+	 * reaped every other process of the run (sandbox.c): the reply may go
+	 * now, while the init's own exit tears the namespaces down.  Otherwise
+	 * (timeout, abort, a failure) the run is stopped first. */
+	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out;
+	if (!reported)
+		ex.cleanup_failed = stop_run(&r.sb) < 0;
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&r.t0);
 	privsep_send(r.chan, &ex, sizeof(ex), NULL, 0);
+	if (reported && stop_run(&r.sb) < 0)
+		ex.cleanup_failed = 1;
+	stamp(&r, PH_EMPTY);
 	if (remove_cgroup(&r.sb) < 0)
 		ex.cleanup_failed = 1;
 	stamp(&r, PH_REMOVED);
