@@ -52,7 +52,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: sharnessd [--config FILE] [--verbose]\n"
 	        "       sharnessd --check-config [--config FILE]\n"
-	        "       sharnessd --filter [--secrets FILE]\n"
+	        "       sharnessd --filter [--secrets FILE] [--tls-key FILE]\n"
 	        "       sharnessd --version | --help\n"
 	        "\n"
 	        "Runs each shell command an agent sends over loopback mutual TLS in a fresh\n"
@@ -64,7 +64,8 @@ static void usage(FILE *out)
 	        "  --check-config   validate the configuration and profiles, print their policy\n"
 	        "                   hashes, and exit\n"
 	        "  --filter         filter stdin to stdout with the secret filter, print a summary\n"
-	        "                   on stderr; --secrets FILE adds vault keys\n"
+	        "                   on stderr; --secrets FILE adds vault keys, --tls-key FILE a\n"
+	        "                   private key to treat as a secret too\n"
 	        "  --verbose        log debug lines\n"
 	        "\n"
 	        "sharnessd must start as root: it keeps a small root launcher and serves the\n"
