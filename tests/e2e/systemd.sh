@@ -66,7 +66,7 @@ fi
 directive() { sed -n "s/^$1=//p" "$UNIT" | tail -1; }
 check_eq "Type=notify (the daemon sends READY=1 itself)" "$(directive Type)" notify
 check_eq "Delegate=yes (the run cgroups)" "$(directive Delegate)" yes
-check_eq "KillMode=control-group (stopping kills every run)" "$(directive KillMode)" control-group
+check_eq "KillMode=mixed (SIGTERM to the launcher, which stops the runs; then SIGKILL to what is left)" "$(directive KillMode)" mixed
 check_eq "ExecStart= names the installed daemon and config" "$(directive ExecStart)" \
 	"/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json"
 check_eq "ExecReload= sends SIGHUP (reopens the audit log)" "$(directive ExecReload)" '/bin/kill -HUP $MAINPID'
