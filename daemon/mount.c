@@ -19,13 +19,17 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #define MOUNT_TREES_MAX (8 + 4 * PROFILE_LIST_MAX)
 
 struct tree {
 	int fd;
-	char target[PATH_MAX]; /* absolute path inside the new root */
+	char target[PATH_MAX]; /* absolute path inside the new root, or ... */
+	const char *ws_rel;    /* ... a path relative to the workspace, resolved
+	                        * beneath it without following symlinks out */
+	unsigned resolve;      /* RESOLVE_* flags for ws_rel */
 	bool is_file;
 };
 
@@ -69,6 +73,50 @@ static int view_add(struct view *v, const char *src, const char *target, uint64_
 	t->fd = fd;
 	t->is_file = !S_ISDIR(st.st_mode);
 	snprintf(t->target, sizeof(t->target), "%s", target);
+	return 0;
+}
+
+int mount_open_beneath(int dirfd, const char *rel, unsigned resolve)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+	                       .resolve = resolve | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+}
+
+/* A tree below the workspace (an exec subpath, .git).  Resolved beneath the
+ * workspace: a symlink planted by an earlier run can never make us clone,
+ * and then mount writable or executable, something outside it.  Returns 0
+ * also when the path does not resolve (nothing to bind). */
+static int view_add_beneath(struct view *v, int wsfd, const char *rel, unsigned resolve, uint64_t attr,
+                            int userns_fd)
+{
+	struct stat st;
+	if (v->n >= MOUNT_TREES_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	/* On the host: not across a mount either (a bind planted in the
+	 * workspace by someone else is not the workspace). */
+	int at = mount_open_beneath(wsfd, rel, resolve | RESOLVE_NO_XDEV);
+	if (at < 0)
+		return errno == ENOENT || errno == ELOOP || errno == EXDEV || errno == ENOTDIR ? 0 : -1;
+	int fd = fstat(at, &st) == 0 ? open_tree(at, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC) : -1;
+	close(at);
+	if (fd < 0)
+		return -1;
+	struct mount_attr a = {.attr_set = attr | MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
+	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	struct tree *t = &v->t[v->n++];
+	t->fd = fd;
+	t->is_file = !S_ISDIR(st.st_mode);
+	t->ws_rel = rel;
+	t->resolve = resolve;
+	t->target[0] = '\0';
 	return 0;
 }
 
@@ -134,7 +182,6 @@ static int join(char *buf, size_t len, const char *a, const char *b)
 static int view_collect(struct view *v, const struct sandbox_spec *s)
 {
 	const struct profile *p = s->profile;
-	char path[PATH_MAX];
 	struct stat st;
 
 	if (view_add(v, "/usr", "/usr", ATTR_RO_EXEC, -1, true) < 0 ||
@@ -154,28 +201,25 @@ static int view_collect(struct view *v, const struct sandbox_spec *s)
 	if (view_add(v, s->workspace, s->workspace, p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC,
 	             s->userns_fd, false) < 0)
 		return -1;
-	for (size_t i = 0; i < p->n_workspace_exec; i++) {
-		if (snprintf(path, sizeof(path), "%s/%s", s->workspace, p->workspace_exec[i]) >= (int)sizeof(path))
-			return errno = ENAMETOOLONG, -1;
-		if (stat(path, &st) < 0)
-			continue; /* nothing built there yet: nothing to execute */
+	int wsfd = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (wsfd < 0)
+		return -1;
+	int rc = 0;
+	/* Exec subpaths: no symlink anywhere on the way. */
+	for (size_t i = 0; i < p->n_workspace_exec && rc == 0; i++) {
 		uint64_t attr = p->workspace_write ? (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : ATTR_RO_EXEC;
-		if (view_add(v, path, path, attr, s->userns_fd, false) < 0)
-			return -1;
+		rc = view_add_beneath(v, wsfd, p->workspace_exec[i], RESOLVE_NO_SYMLINKS, attr, s->userns_fd);
 	}
-	/* A hook or config planted in .git would run outside the sandbox at
-	 * the person's next git command: keep them read-only.  Symlinks are
-	 * left alone: writing through one needs Landlock rights outside. */
-	if (p->workspace_write) {
-		static const char *const git[] = {"/.git/hooks", "/.git/config"};
-		for (size_t i = 0; i < 2; i++) {
-			if (join(path, sizeof(path), s->workspace, git[i]) < 0)
-				return -1;
-			if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) &&
-			    view_add(v, path, path, ATTR_RO_NOEXEC, s->userns_fd, false) < 0)
-				return -1;
-		}
-	}
+	/* A hook or a config planted in .git runs outside the sandbox at the
+	 * person's next git command, and git reads far more than hooks/ and
+	 * config (commondir, config.worktree, worktrees/): all of .git is
+	 * read-only, and as a mount point it cannot be renamed or replaced.
+	 * A .git symlink is followed only while it stays in the workspace. */
+	if (p->workspace_write && rc == 0)
+		rc = view_add_beneath(v, wsfd, ".git", 0, ATTR_RO_NOEXEC, s->userns_fd);
+	close(wsfd);
+	if (rc < 0)
+		return -1;
 	for (size_t i = 0; i < p->n_read_paths; i++)
 		if (view_add(v, p->read_paths[i], p->read_paths[i], ATTR_RO_NOEXEC, -1, true) < 0)
 			return -1;
@@ -296,6 +340,25 @@ int mount_build(const struct sandbox_spec *s)
 		goto out;
 	for (size_t i = 0; i < v.n; i++) {
 		struct tree *t = &v.t[i];
+		if (t->ws_rel) {
+			/* The target, resolved the same way inside the workspace
+			 * mount moved in before it. */
+			int wsfd = -1, tfd = -1;
+			if (join(dst, sizeof(dst), root, s->workspace) == 0)
+				wsfd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (wsfd >= 0)
+				tfd = mount_open_beneath(wsfd, t->ws_rel, t->resolve);
+			int moved = tfd >= 0 ? move_mount(t->fd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) : -1;
+			int e = errno;
+			if (tfd >= 0)
+				close(tfd);
+			if (wsfd >= 0)
+				close(wsfd);
+			errno = e;
+			if (moved < 0)
+				goto out;
+			continue;
+		}
 		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0)
 			goto out;
 		if (join(dst, sizeof(dst), root, t->target) < 0)

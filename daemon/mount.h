@@ -15,4 +15,9 @@
 /* Build the view and pivot into it.  Returns 0 or -1 with errno set. */
 int mount_build(const struct sandbox_spec *s);
 
+/* An O_PATH fd for `rel` resolved beneath `dirfd` (never above it, no magic
+ * links; `resolve` adds RESOLVE_* flags such as RESOLVE_NO_SYMLINKS or
+ * RESOLVE_NO_XDEV).  -1 with errno (ELOOP, EXDEV, ENOENT, ...). */
+int mount_open_beneath(int dirfd, const char *rel, unsigned resolve);
+
 #endif

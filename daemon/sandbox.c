@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/openat2.h>
+
 #include "landlock.h"
 #include "mount.h"
 #include "ns.h"
@@ -122,11 +124,19 @@ static int apply_landlock(const struct sandbox_spec *s)
 		if (lstat(top[i], &st) == 0 && S_ISDIR(st.st_mode))
 			paths[n++] = (struct landlock_path){top[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
 	paths[n++] = (struct landlock_path){s->workspace, ws};
-	for (size_t i = 0; i < p->n_workspace_exec; i++) {
+	/* Exec only where mount.c bound an exec subpath: resolved the same way,
+	 * no symlink on the way, so a planted link cannot move the grant. */
+	int wsfd = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; wsfd >= 0 && i < p->n_workspace_exec; i++) {
+		int fd = mount_open_beneath(wsfd, p->workspace_exec[i], RESOLVE_NO_SYMLINKS);
+		if (fd < 0)
+			continue;
+		close(fd);
 		snprintf(exec_dirs[i], sizeof(exec_dirs[i]), "%s/%s", s->workspace, p->workspace_exec[i]);
-		if (stat(exec_dirs[i], &st) == 0)
-			paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
+		paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
 	}
+	if (wsfd >= 0)
+		close(wsfd);
 	for (size_t i = 0; i < p->n_read_paths; i++)
 		paths[n++] = (struct landlock_path){p->read_paths[i], LANDLOCK_GRANT_READ};
 	for (size_t i = 0; i < p->n_write_paths; i++)

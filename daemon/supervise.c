@@ -313,7 +313,7 @@ static noreturn void teardown_exit(struct run *r)
 }
 
 /* The facts about the workspace the view is built from: the directory itself
- * and its owner (the idmap), and which of .git/hooks, .git/config and the exec subpaths exist
+ * and its owner (the idmap), and whether .git and the exec subpaths exist
  * (read-only binds, exec grants).  A sandbox prepared ahead of its request
  * is used only if these are unchanged; otherwise it is rebuilt, so a
  * prepared sandbox is never weaker than a fresh one. */
@@ -326,9 +326,8 @@ static void view_facts(const struct run *r, char *out, size_t len)
 	if (stat(r->workspace, &st) == 0)
 		off += (size_t)snprintf(out + off, len - off, "%lx:%lx:%u:%u", (unsigned long)st.st_dev,
 		                        (unsigned long)st.st_ino, st.st_uid, st.st_gid);
-	static const char *const git[] = {".git/hooks", ".git/config"};
-	for (size_t i = 0; i < 2 + r->p->n_workspace_exec && off < len; i++) {
-		snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 2 ? git[i] : r->p->workspace_exec[i - 2]);
+	for (size_t i = 0; i < 1 + r->p->n_workspace_exec && off < len; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 1 ? ".git" : r->p->workspace_exec[i - 1]);
 		if (lstat(path, &st) == 0)
 			off += (size_t)snprintf(out + off, len - off, " %zu:%lx:%lx:%o", i, (unsigned long)st.st_dev,
 			                        (unsigned long)st.st_ino, st.st_mode);

@@ -15,7 +15,10 @@ jq --arg p "$PROBES" '.name = "probew" | .description = "escape-suite probes, wr
 	.workspace = "read-write" | .exec_paths = [$p] | .network = {"mode": "none"} | .approval = "never"' \
 	"$ROOT/profiles/analyse.json" >"$T/probew.json"
 printf 'sk-vault-secret-value-123456\n' >"$T/secrets"
-E2E_PROFILES="$T/probe.json $T/probew.json"
+jq --arg p "$PROBES" '.name = "probex" | .description = "writable, exec in tools/ and x/src" |
+	.workspace = "read-write" | .workspace_exec = ["tools", "x/src"] | .approval = "never"' \
+	"$ROOT/profiles/analyse.json" >"$T/probex.json"
+E2E_PROFILES="$T/probe.json $T/probew.json $T/probex.json"
 export ANTHROPIC_API_KEY=sk-ant-daemon-env-must-not-leak
 e2e_start "{\"secrets_file\": \"$T/secrets\"}"
 unset ANTHROPIC_API_KEY
@@ -114,6 +117,27 @@ attack "workspace writes belong to the workspace owner" 'echo made > made.txt; l
 verdict ".git/hooks stays read-only" 'echo "#!/bin/sh" > .git/hooks/pre-commit' '(Read-only file system|Permission denied)' probew
 verdict ".git/config stays read-only" 'echo "[core]" >> .git/config' '(Read-only file system|Permission denied)' probew
 check "no hook was planted" test ! -e "$WS/.git/hooks/pre-commit"
+# git reads more than hooks/ and config: all of .git is read-only, and it
+# cannot be swapped for a planted copy.
+verdict ".git/commondir cannot be planted" 'echo ../.evil > .git/commondir' '(Read-only file system|Permission denied)' probew
+verdict ".git cannot be renamed away" 'mv .git .git.old 2>&1' '(Device or resource busy|Read-only file system|Permission denied|Value too large)' probew
+verdict ".git cannot be removed" 'rm -rf .git 2>&1' '(Device or resource busy|Read-only file system|Permission denied)' probew
+check "the host's .git is intact" test -d "$WS/.git/hooks" -a ! -e "$WS/.git/commondir" -a ! -e "$WS/.git.old"
+
+# Exec subpaths: granted where the profile says, and a symlink planted by one
+# run can never turn them into a writable window on the host (x/src -> the
+# host's /usr/local/src).
+mkdir -p "$WS/tools"
+printf '#!/bin/sh\necho tool ran\n' >"$WS/tools/tool"
+chmod 755 "$WS/tools/tool"
+chown -R 12345:12345 "$WS/tools"   # the person's own files, as in a real workspace
+verdict "exec subpath: a tool there runs" './tools/tool' '^tool ran$' probex
+verdict "exec subpath: elsewhere still Permission denied" './payload 2>&1' 'Permission denied' probex
+up=$(realpath --relative-to="$WS" /usr/local)
+attack "exec subpath: plant a symlink to the host" "ln -s $up x && echo planted" probex
+verdict "exec subpath: the symlinked path is not bound (no write to the host)" 'touch x/src/sharness-escape-probe 2>&1; echo rc=$?' 'rc=1' probex
+check "exec subpath: nothing reached the host" test ! -e /usr/local/src/sharness-escape-probe
+rm -f /usr/local/src/sharness-escape-probe "$WS/x"
 verdict "writable workspace is still noexec" 'cp /bin/true ./t2 && ./t2 2>&1; echo "rc=$?"' 'Permission denied.*rc=126' probew
 
 # --- seccomp and network probes ----------------------------------------------
