@@ -10,6 +10,7 @@
 #include "launcher.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,13 +94,13 @@ static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, 
 		return NULL;
 	}
 	if (pid == 0) {
-		/* Nothing of the launcher's but our own request socket. */
-		close(ctl);
-		close(sp[0]);
-		for (size_t i = 0; i < st->n; i++)
-			if (st->sv[i].job_sock >= 0)
-				close(st->sv[i].job_sock);
-		supervise_run(st->l, profile_id, workspace_id, uid, sp[1]);
+		/* Nothing of the launcher's but stdio and our own request socket:
+		 * not the control socket, not other runs' sockets or channels. */
+		(void)ctl;
+		if (dup3(sp[1], 3, O_CLOEXEC) < 0)
+			_exit(3);
+		close_range(4, ~0U, 0);
+		supervise_run(st->l, profile_id, workspace_id, uid, 3);
 	}
 	close(sp[1]);
 	struct supervisor *sv = &st->sv[st->n++];
@@ -178,12 +179,14 @@ static void on_run(struct state *st, int ctl)
 		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
 	close(sv->job_sock);
 	sv->job_sock = -1;
-	refill(st, ctl, req.profile_id);
 out:
 	if (chan >= 0)
 		close(chan);
 	if (payload >= 0)
 		close(payload);
+	/* After the close: a new supervisor must not inherit this run's fds. */
+	if (sv)
+		refill(st, ctl, req.profile_id);
 }
 
 /* SIGHUP: log rotation.  The front cannot open files (it has dropped to

@@ -30,7 +30,19 @@ int privsep_header_check(const struct privsep_header *h, enum privsep_type type)
 	return 0;
 }
 
+static int send_flags(int sock, const void *msg, size_t len, const int *fds, size_t nfds, int flags);
+
 int privsep_send(int sock, const void *msg, size_t len, const int *fds, size_t nfds)
+{
+	return send_flags(sock, msg, len, fds, nfds, 0);
+}
+
+int privsep_send_nowait(int sock, const void *msg, size_t len, const int *fds, size_t nfds)
+{
+	return send_flags(sock, msg, len, fds, nfds, MSG_DONTWAIT);
+}
+
+static int send_flags(int sock, const void *msg, size_t len, const int *fds, size_t nfds, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * PRIVSEP_FDS_MAX)];
@@ -56,7 +68,7 @@ int privsep_send(int sock, const void *msg, size_t len, const int *fds, size_t n
 	}
 	ssize_t r;
 	do
-		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -1;
@@ -125,5 +137,6 @@ int privsep_send_error(int chan, enum privsep_error error, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ex.message, sizeof(ex.message), fmt, ap);
 	va_end(ap);
-	return privsep_send(chan, &ex, sizeof(ex), NULL, 0);
+	/* The channel came from the front: a full one must not block us. */
+	return privsep_send_nowait(chan, &ex, sizeof(ex), NULL, 0);
 }

@@ -98,13 +98,17 @@ int privsep_header_check(const struct privsep_header *h, enum privsep_type type)
 /* Send one message with up to 4 fds (-1 entries are skipped). */
 #define PRIVSEP_PROXY_PORT 3128 /* the egress proxy, as the sandbox sees it */
 int privsep_send(int sock, const void *msg, size_t len, const int *fds, size_t nfds);
+/* The same, never blocking (EAGAIN): for channels the front handed over,
+ * which a hostile front could have filled beforehand. */
+int privsep_send_nowait(int sock, const void *msg, size_t len, const int *fds, size_t nfds);
 /* Receive one message into `msg` (room for `len` bytes) and up to `maxfds`
  * fds (missing ones are -1; extra fds are closed).  Returns the message's
  * length, 0 on EOF, -1 on error or a message larger than `len` (EPROTO).
  * The caller checks the header and that the length fits the type. */
 ssize_t privsep_recv(int sock, void *msg, size_t len, int *fds, size_t maxfds);
 
-/* Send a PRIVSEP_EXIT that carries an error sentence instead of a result. */
+/* Send a PRIVSEP_EXIT that carries an error sentence instead of a result
+ * (never blocking). */
 int privsep_send_error(int chan, enum privsep_error error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,7 +150,7 @@ static int apply_landlock(const struct sandbox_spec *s)
 struct job {
 	struct sandbox_job h;
 	char *cwd, *cmd;
-	char *envp[RUN_ENV_COUNT_MAX + 32];
+	char *envp[SANDBOX_ENV_MAX + 1];
 };
 
 static int read_all(int fd, void *buf, size_t len)
@@ -176,8 +177,8 @@ static int read_job(int fd, struct job *j)
 	if (n == 0)
 		return 0;
 	if (n != (ssize_t)sizeof(j->h) || j->h.cwd_len == 0 || j->h.cwd_len >= RUN_CWD_MAX ||
-	    j->h.cmd_len == 0 || j->h.cmd_len > RUN_CMD_MAX || j->h.env_len > RUN_ENV_BYTES_MAX + 4096 ||
-	    j->h.env_count > RUN_ENV_COUNT_MAX + 31 || j->h.has_stdin > 1)
+	    j->h.cmd_len == 0 || j->h.cmd_len > RUN_CMD_MAX || j->h.env_len > SANDBOX_ENV_BYTES_MAX ||
+	    j->h.env_count > SANDBOX_ENV_MAX || j->h.has_stdin > 1)
 		return errno = EPROTO, -1;
 	size_t total = (size_t)j->h.cwd_len + j->h.cmd_len + j->h.env_len;
 	char *buf = malloc(total + 2);
@@ -252,7 +253,10 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	/* Needs root in the mount namespace; private /proc needs the new pid ns. */
 	if (mount_build(s) < 0)
 		fail(s, STEP_MOUNTS);
-	if (drop_bounding_set() < 0)
+	/* No core files: they would land in the workspace, or feed a host-side
+	 * core_pattern helper. */
+	struct rlimit nocore = {0, 0};
+	if (setrlimit(RLIMIT_CORE, &nocore) < 0 || drop_bounding_set() < 0)
 		fail(s, STEP_CAPS);
 	if (switch_ids(s->uid) < 0)
 		fail(s, STEP_IDS);

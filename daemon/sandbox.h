@@ -15,9 +15,14 @@
 #include <sys/types.h>
 #include <linux/filter.h>
 
+#include "privsep.h"
 #include "profile.h"
 
 #define SANDBOX_HOME "/home/sandbox"
+/* The command's environment: the base (4), the proxy variables (6), the
+ * profile's grants and the request's variables; one bound for both sides. */
+#define SANDBOX_ENV_MAX (16 + PROFILE_LIST_MAX + RUN_ENV_COUNT_MAX)
+#define SANDBOX_ENV_BYTES_MAX (RUN_ENV_BYTES_MAX + 128u * 1024)
 #define SANDBOX_HOSTNAME "sandbox"
 
 struct sandbox_spec {

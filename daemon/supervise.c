@@ -38,11 +38,13 @@
 
 #include "launcher.h"
 #include "log.h"
+#include "mount.h"
+#include "request.h"
 #include "ns.h"
 #include "runcg.h"
 #include "sandbox.h"
 
-#define ENVP_MAX (16 + PROFILE_LIST_MAX + RUN_ENV_COUNT_MAX)
+#define ENVP_MAX SANDBOX_ENV_MAX
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
@@ -166,17 +168,27 @@ static void check_payload(struct run *r)
 	}
 	if (n != q->env_count)
 		refuse(r, PRIVSEP_ERR_INVALID, "The launcher refused the request: env count mismatch.");
-	/* Symlinks followed: the resolved cwd must be inside the workspace. */
+	/* The cwd must resolve beneath the workspace, symlinks included.  It is
+	 * resolved from the workspace down (openat2 RESOLVE_BENEATH), never by
+	 * walking host paths as root, so a planted link cannot probe the host;
+	 * the sandbox then enters the same lexical path in its own view. */
 	size_t wl = strlen(r->workspace);
-	if (!realpath(r->cwd_req, r->cwd) ||
-	    !(strncmp(r->cwd, r->workspace, wl) == 0 && (r->cwd[wl] == '\0' || r->cwd[wl] == '/' || wl == 1))) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "cwd does not resolve to a directory inside workspace %s.", r->workspace);
+	char msg[256];
+	snprintf(msg, sizeof(msg), "cwd does not resolve to a directory inside workspace %s.", r->workspace);
+	if (request_normalise_path(r->cwd_req, r->cwd, sizeof(r->cwd)) < 0 ||
+	    !(strncmp(r->cwd, r->workspace, wl) == 0 && (r->cwd[wl] == '\0' || r->cwd[wl] == '/')))
 		refuse(r, PRIVSEP_ERR_CWD, msg);
-	}
+	const char *rel = r->cwd[wl] ? r->cwd + wl + 1 : ".";
+	int wsfd = open(r->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = wsfd >= 0 ? mount_open_beneath(wsfd, rel, 0) : -1;
 	struct stat st;
-	if (stat(r->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
-		refuse(r, PRIVSEP_ERR_CWD, "cwd is not a directory.");
+	bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	if (fd >= 0)
+		close(fd);
+	if (wsfd >= 0)
+		close(wsfd);
+	if (!ok)
+		refuse(r, PRIVSEP_ERR_CWD, msg);
 }
 
 /* The environment is built from nothing (SPEC §6): the base, then the
@@ -555,7 +567,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	struct privsep_started started = {.uid = uid, .has_stdin = req.has_stdin, .has_proxy = r.sb.listener >= 0};
 	privsep_header_init(&started.h, PRIVSEP_STARTED);
 	int fds[4] = {r.sb.out_r, r.sb.err_r, r.sb.in_w, r.sb.listener};
-	privsep_send(r.chan, &started, sizeof(started), fds, 4);
+	privsep_send_nowait(r.chan, &started, sizeof(started), fds, 4);
 	close_fd(&r.sb.out_r);
 	close_fd(&r.sb.err_r);
 	close_fd(&r.sb.in_w);
@@ -624,7 +636,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		ex.cleanup_failed = stop_run(&r.sb) < 0;
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&r.t0);
-	privsep_send(r.chan, &ex, sizeof(ex), NULL, 0);
+	privsep_send_nowait(r.chan, &ex, sizeof(ex), NULL, 0);
 	if (reported && stop_run(&r.sb) < 0)
 		ex.cleanup_failed = 1;
 	stamp(&r, PH_EMPTY);

@@ -85,6 +85,14 @@ check_eq "404 cwd outside the workspaces" "$STATUS/$(jf .error.code)" 404/cwd_ou
 ln -s /etc "$WS/etc-link"
 run_cmd true analyse "{\"cwd\": \"$WS/etc-link\"}"
 check_eq "404 cwd symlink out of the workspace" "$STATUS/$(jf .error.code)" 404/cwd_outside_workspace
+# A link that leaves the workspace and comes back must not tell whether
+# the host path on the way exists: both are refused alike.
+ln -s "/root/../$WS" "$WS/there-and-back"
+ln -s "/no-such-dir/../$WS" "$WS/nowhere-and-back"
+run_cmd true analyse "{\"cwd\": \"$WS/there-and-back\"}"
+a="$STATUS/$(jf .error.code)"
+run_cmd true analyse "{\"cwd\": \"$WS/nowhere-and-back\"}"
+check_eq "cwd links through host paths are refused alike (no probing)" "$a $STATUS/$(jf .error.code)" "404/cwd_outside_workspace 404/cwd_outside_workspace"
 api GET /v0/nothing
 check_eq "404 unknown path" "$STATUS/$(jf .error.code)" 404/not_found
 

@@ -16,6 +16,14 @@ check_match "a sandbox is never reused: the next run has a fresh /tmp" "$(jf .st
 uid2=$(jf .stdout | tail -1)
 check "a sandbox is never reused: a fresh uid" test "$uid1" != "$uid2"
 check_settled "after runs: again one waiting sandbox per profile, nothing else"
+# A sandbox prepared while a run was handed over must not inherit that run's
+# channel or payload (the front would wait on a channel nobody answers).
+leaks=0
+for p in $(pgrep -f "sharnessd --config $T/sharnessd.json") $(ps -eo pid=,uid= | awk -v f="$UID_FIRST" '$2>f && $2<f+4096 {print $1}'); do
+	[ "$p" = "$DAEMON_PID" ] && continue
+	ls -l /proc/$p/fd 2>/dev/null | grep -q 'memfd:sharness-run' && leaks=$((leaks + 1))
+done
+check_eq "no other process holds a run's payload" "$leaks" 0
 
 # The waiting sandbox for `writable` was built before .git existed; a run in
 # it must still find .git/hooks and .git/config read-only.
