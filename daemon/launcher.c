@@ -42,6 +42,7 @@ struct state {
 	pid_t front;
 	bool stopping;
 	bool front_told; /* SIGTERM sent to the front */
+	bool ctl_gone;   /* the front closed the control socket */
 	int exit_code;
 };
 
@@ -269,9 +270,18 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 	for (uint32_t p = 0; p < l->profiles->n; p++)
 		refill(st, ctl, p);
 	while (st->front > 0 || st->n > 0) {
+		/* While the front lives, keep reading it even when stopping: every
+		 * request must get an answer (503), or its thread would wait on
+		 * its run channel forever.  A front told to stop gets 5 s. */
 		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
-		                        {.fd = st->front > 0 && !st->stopping ? ctl : -1, .events = POLLIN}};
-		if (poll(pfd, 2, -1) < 0) {
+		                        {.fd = st->front > 0 && !st->ctl_gone ? ctl : -1, .events = POLLIN}};
+		int n = poll(pfd, 2, st->front_told ? 5000 : -1);
+		if (n == 0 && st->front > 0) {
+			log_warn("the front did not stop within 5 s of SIGTERM; killing it");
+			kill(st->front, SIGKILL);
+			continue;
+		}
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll: %s", strerror(errno));
@@ -298,10 +308,12 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 				st->front_told = true;
 			}
 		}
-		if (pfd[1].revents & POLLIN)
+		if (pfd[1].revents & POLLIN) {
 			on_run(st, ctl);
-		else if (pfd[1].revents & (POLLHUP | POLLERR))
+		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
 			st->stopping = true; /* front is going; SIGCHLD will follow */
+			st->ctl_gone = true;
+		}
 	}
 	int code = st->exit_code;
 	close(sfd);
