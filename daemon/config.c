@@ -624,48 +624,13 @@ int config_parse(const char *origin, const char *json, size_t len, struct config
 
 int config_load(const char *path, struct config *c, char *err, size_t errlen)
 {
-	struct stat st;
 	char *buf = NULL, *real = NULL, *slash;
 	size_t len = 0;
-	int fd, rc = -1;
+	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		errmsg_set(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (jsonstrict_read_file(AT_FDCWD, path, path, CONFIG_FILE_MAX, &buf, &len, err, errlen) < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		errmsg_set(err, errlen, "%s: not a regular file", path);
-		goto out;
-	}
-	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
-		errmsg_set(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-		goto out;
-	}
-	/* Read to EOF with a bound rather than trusting st_size (the file may change under us). */
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf) {
-		errmsg_set(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			errmsg_set(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > CONFIG_FILE_MAX) {
-			errmsg_set(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-			goto out;
-		}
-	}
 	real = realpath(path, NULL);
 	if (!real) {
 		errmsg_set(err, errlen, "%s: cannot resolve: %s", path, strerror(errno));
@@ -680,7 +645,6 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 out:
 	free(real);
 	free(buf);
-	close(fd);
 	return rc;
 }
 

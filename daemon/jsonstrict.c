@@ -3,8 +3,14 @@
  */
 #include "jsonstrict.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "errmsg.h"
 
@@ -49,4 +55,58 @@ int jsonstrict_get_uint(const char *origin, const char *key, const cJSON *v, uin
 	}
 	*out = (uint64_t)d;
 	return 0;
+}
+
+int jsonstrict_read_file(int dirfd, const char *name, const char *origin, size_t max, char **buf_out,
+                         size_t *len_out, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc = -1;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		errmsg_set(err, errlen, "%s: cannot open: %s", origin, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		errmsg_set(err, errlen, "%s: not a regular file", origin);
+		goto out;
+	}
+	if (st.st_size > (off_t)max) {
+		errmsg_set(err, errlen, "%s: larger than %zu bytes", origin, max);
+		goto out;
+	}
+	/* Read to EOF with a bound rather than trusting st_size (the file may change under us). */
+	buf = malloc(max + 1);
+	if (!buf) {
+		errmsg_set(err, errlen, "%s: out of memory", origin);
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, max + 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			errmsg_set(err, errlen, "%s: cannot read: %s", origin, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len > max) {
+			errmsg_set(err, errlen, "%s: larger than %zu bytes", origin, max);
+			goto out;
+		}
+	}
+	*buf_out = buf;
+	*len_out = len;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
 }

@@ -21,4 +21,9 @@ int jsonstrict_check_keys(const char *origin, const char *prefix, const cJSON *o
 int jsonstrict_get_uint(const char *origin, const char *key, const cJSON *v, uint64_t lo, uint64_t hi,
                         uint64_t *out, char *err, size_t errlen);
 
+/* Read the regular file `name` (relative to dirfd, or AT_FDCWD) whole, at
+ * most `max` bytes; errors name `origin`.  *buf_out is malloc'd. */
+int jsonstrict_read_file(int dirfd, const char *name, const char *origin, size_t max, char **buf_out,
+                         size_t *len_out, char *err, size_t errlen);
+
 #endif

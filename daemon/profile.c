@@ -832,55 +832,6 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 
 /* ---- sets ---- */
 
-static int read_at(int dirfd, const char *name, const char *origin, char **buf_out,
-                   size_t *len_out, char *err, size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, rc = -1;
-
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		errmsg_set(err, errlen, "%s: cannot open: %s", origin, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		errmsg_set(err, errlen, "%s: not a regular file", origin);
-		goto out;
-	}
-	buf = malloc(PROFILE_FILE_MAX + 1);
-	if (!buf) {
-		errmsg_set(err, errlen, "%s: out of memory", origin);
-		goto out;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, PROFILE_FILE_MAX + 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			errmsg_set(err, errlen, "%s: cannot read: %s", origin, strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > PROFILE_FILE_MAX) {
-			errmsg_set(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
-			goto out;
-		}
-	}
-	*buf_out = buf;
-	*len_out = len;
-	buf = NULL;
-	rc = 0;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
 int profile_set_load(const char *dir, struct profile_set *out, char *err, size_t errlen)
 {
 	char *names[PROFILE_SET_MAX];
@@ -944,7 +895,7 @@ int profile_set_load(const char *dir, struct profile_set *out, char *err, size_t
 		         dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", names[loaded]);
 		snprintf(expected, sizeof(expected), "%.*s", (int)(strlen(names[loaded]) - 5),
 		         names[loaded]);
-		if (read_at(dirfd(d), names[loaded], origin, &buf, &len, err, errlen) < 0)
+		if (jsonstrict_read_file(dirfd(d), names[loaded], origin, PROFILE_FILE_MAX, &buf, &len, err, errlen) < 0)
 			goto out;
 		r = profile_parse(origin, expected, buf, len, &out->v[loaded], err, errlen);
 		free(buf);
