@@ -44,34 +44,47 @@ struct view {
 #define ATTR_RO_NOEXEC (ATTR_RO_EXEC | MOUNT_ATTR_NOEXEC)
 #define ATTR_RW_NOEXEC (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
-static int view_add(struct view *v, const char *src, const char *target, uint64_t attr,
-                    int userns_fd, bool recursive)
+/* Clone the tree at O_PATH fd `at` (taking the fd), set its attributes
+ * while it is still detached, and append it to the view. */
+static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t attr, int userns_fd)
 {
 	struct stat st;
+	struct tree *t = NULL;
+	int fd = -1;
+
 	if (v->n >= MOUNT_TREES_MAX) {
 		errno = E2BIG;
-		return -1;
+		goto out;
 	}
-	if (stat(src, &st) < 0)
-		return -1;
-	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
-	int fd = open_tree(AT_FDCWD, src, flags);
-	if (fd < 0)
-		return -1;
+	unsigned flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
+	if (fstat(at, &st) < 0 || (fd = open_tree(at, "", flags)) < 0)
+		goto out;
 	struct mount_attr a = {.attr_set = attr};
 	if (userns_fd >= 0) {
 		a.attr_set |= MOUNT_ATTR_IDMAP;
 		a.userns_fd = (uint64_t)userns_fd;
 	}
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
-		int e = errno;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+		goto out;
+	t = &v->t[v->n++];
+	*t = (struct tree){.fd = fd, .is_file = !S_ISDIR(st.st_mode)};
+	fd = -1;
+out:;
+	int e = errno;
+	if (fd >= 0)
 		close(fd);
-		errno = e;
+	close(at);
+	errno = e;
+	return t;
+}
+
+static int view_add(struct view *v, const char *src, const char *target, uint64_t attr,
+                    int userns_fd, bool recursive)
+{
+	int at = open(src, O_PATH | O_CLOEXEC);
+	struct tree *t = at >= 0 ? view_push(v, at, recursive, attr, userns_fd) : NULL;
+	if (!t)
 		return -1;
-	}
-	struct tree *t = &v->t[v->n++];
-	t->fd = fd;
-	t->is_file = !S_ISDIR(st.st_mode);
 	snprintf(t->target, sizeof(t->target), "%s", target);
 	return 0;
 }
@@ -90,33 +103,16 @@ int mount_open_beneath(int dirfd, const char *rel, unsigned resolve)
 static int view_add_beneath(struct view *v, int wsfd, const char *rel, unsigned resolve, uint64_t attr,
                             int userns_fd)
 {
-	struct stat st;
-	if (v->n >= MOUNT_TREES_MAX) {
-		errno = E2BIG;
-		return -1;
-	}
 	/* On the host: not across a mount either (a bind planted in the
 	 * workspace by someone else is not the workspace). */
 	int at = mount_open_beneath(wsfd, rel, resolve | RESOLVE_NO_XDEV);
 	if (at < 0)
 		return errno == ENOENT || errno == ELOOP || errno == EXDEV || errno == ENOTDIR ? 0 : -1;
-	int fd = fstat(at, &st) == 0 ? open_tree(at, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC) : -1;
-	close(at);
-	if (fd < 0)
+	struct tree *t = view_push(v, at, false, attr, userns_fd);
+	if (!t)
 		return -1;
-	struct mount_attr a = {.attr_set = attr | MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
-	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	struct tree *t = &v->t[v->n++];
-	t->fd = fd;
-	t->is_file = !S_ISDIR(st.st_mode);
 	t->ws_rel = rel;
 	t->resolve = resolve;
-	t->target[0] = '\0';
 	return 0;
 }
 
