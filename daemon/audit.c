@@ -3,6 +3,10 @@
  */
 #include "audit.h"
 
+#include <stdbool.h>
+
+#include "capture.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +22,24 @@ int audit_open(const char *path)
 	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
+void audit_clean_strings(cJSON *node)
+{
+	for (cJSON *it = node; it; it = it->next) {
+		if (cJSON_IsString(it) && it->valuestring) {
+			bool replaced = false;
+			char *clean = capture_utf8_clean(it->valuestring, strlen(it->valuestring), &replaced);
+			if (clean && replaced) {
+				free(it->valuestring);
+				it->valuestring = clean;
+			} else {
+				free(clean);
+			}
+		}
+		if (it->child)
+			audit_clean_strings(it->child);
+	}
+}
+
 int audit_write(int fd, cJSON *line)
 {
 	struct timespec ts;
@@ -29,6 +51,9 @@ int audit_write(int fd, cJSON *line)
 	size_t wl = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(when + wl, sizeof(when) - wl, ".%03ldZ", ts.tv_nsec / 1000000);
 	cJSON_AddStringToObject(line, "time", when);
+	/* Paths, names and ids come from clients: one JSON line that any strict
+	 * reader accepts, whatever bytes they sent. */
+	audit_clean_strings(line);
 	char *text = cJSON_PrintUnformatted(line);
 	if (!text)
 		return -1;

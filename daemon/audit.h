@@ -8,6 +8,10 @@
 
 #include <cjson/cJSON.h>
 
+/* Replace invalid UTF-8 in every string of `node` (and its siblings and
+ * children) with U+FFFD: strings cut at a byte limit or taken from a URL. */
+void audit_clean_strings(cJSON *node);
+
 /* Open `path` for appending ("-" = stderr).  Returns an fd or -1. */
 int audit_open(const char *path);
 /* Print `line` compactly plus "\n" to fd; adds "time" (RFC 3339 UTC, ms).

@@ -105,6 +105,7 @@ static enum MHD_Result respond_error(const struct front *f, struct MHD_Connectio
 	cJSON *err = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddStringToObject(err, "code", e->code);
 	cJSON_AddStringToObject(err, "message", e->message);
+	audit_clean_strings(o); /* messages quote client text, cut at byte limits */
 	char *body = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	const char *hname = NULL, *hvalue = NULL;

@@ -163,3 +163,12 @@ check_eq "audit fields" "$(jq -r '[.run_id!=null, .peer_cn, .peer_role, .profile
 sleep 0.3
 check_settled "nothing of the runs left (processes, cgroups) but the waiting sandboxes"
 check "daemon still serving" api GET /v0/policy
+
+# Client text echoed in errors and the audit log stays valid UTF-8, even cut
+# at a byte limit or taken from a percent-encoded URL.
+long=$(printf 'a%.0s' $(seq 1 63))é
+api POST /v0/run "{\"cmd\": \"true\", \"profile\": \"$long\"}"
+check "an error quoting a cut multi-byte name is valid UTF-8 JSON" python3 -c 'import json,sys; json.loads(sys.argv[1].encode("utf-8","surrogateescape").decode("utf-8"))' "$BODY"
+api GET '/v0/%FF%FEx'
+sleep 0.1
+check "an audit line for a non-UTF-8 path is valid JSON" python3 -c 'import json,sys; [json.loads(l.encode("utf-8","surrogateescape").decode("utf-8")) for l in open(sys.argv[1], encoding="utf-8", errors="surrogateescape")]' "$T/audit.log"
