@@ -222,17 +222,27 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 
 	/* Until both pipes reach EOF (every process of the run is gone, or the
 	 * launcher killed them), or the client hangs up. */
-	while (out.fd >= 0 || err.fd >= 0) {
-		struct pollfd p[5] = {{.fd = out.fd, .events = POLLIN},
+	/* Until the exit record is in and both pipes are drained.  The client,
+	 * the proxy door and stdin stay watched all along: a command that
+	 * closes its own stdout and stderr must still die with its client. */
+	bool got_exit = false;
+	while (!got_exit || out.fd >= 0 || err.fd >= 0) {
+		struct pollfd p[6] = {{.fd = out.fd, .events = POLLIN},
 		                      {.fd = err.fd, .events = POLLIN},
 		                      {.fd = stdin_fd, .events = POLLOUT},
 		                      {.fd = client_fd, .events = POLLRDHUP},
-		                      {.fd = proxy_fd, .events = POLLIN}};
-		if (poll(p, 5, -1) < 0) {
+		                      {.fd = proxy_fd, .events = POLLIN},
+		                      {.fd = got_exit ? -1 : chan[0], .events = POLLIN}};
+		/* After the exit record every writer is gone; the pipes' EOF is due
+		 * at once, and a bound keeps a surprise from hanging the thread. */
+		int n_ready = poll(p, 6, got_exit ? 2000 : -1);
+		if (n_ready < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (n_ready == 0)
+			break;
 		if (p[3].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
 			/* Closing the run channel tells the supervisor to kill the run. */
 			request_error_set(e, 499, "client_gone", "The client went away; the run was killed.");
@@ -253,11 +263,27 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 				stdin_fd = -1;
 			}
 		}
+		if (p[5].revents) {
+			n = privsep_recv(chan[0], &in, sizeof(in), fds, 0);
+			if (n != (ssize_t)sizeof(in.ex) || privsep_header_check(&in.h, PRIVSEP_EXIT) < 0) {
+				request_error_set(e, 500, "internal", "The run's supervisor ended without an exit record.");
+				goto out;
+			}
+			got_exit = true;
+		}
 	}
-	n = privsep_recv(chan[0], &in, sizeof(in), fds, 0);
-	if (n != (ssize_t)sizeof(in.ex) || privsep_header_check(&in.h, PRIVSEP_EXIT) < 0) {
+	if (!got_exit) {
 		request_error_set(e, 500, "internal", "The run's supervisor ended without an exit record.");
 		goto out;
+	}
+	/* Whatever the pipes still held counts (their EOF may not have come). */
+	if (out.fd >= 0) {
+		scrub_stream_finish(out.scrub);
+		stream_close(&out);
+	}
+	if (err.fd >= 0) {
+		scrub_stream_finish(err.scrub);
+		stream_close(&err);
 	}
 	if (in.ex.error != PRIVSEP_OK) {
 		map_error(&in.ex, e);

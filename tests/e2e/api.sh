@@ -172,3 +172,9 @@ check "an error quoting a cut multi-byte name is valid UTF-8 JSON" python3 -c 'i
 api GET '/v0/%FF%FEx'
 sleep 0.1
 check "an audit line for a non-UTF-8 path is valid JSON" python3 -c 'import json,sys; [json.loads(l.encode("utf-8","surrogateescape").decode("utf-8")) for l in open(sys.argv[1], encoding="utf-8", errors="surrogateescape")]' "$T/audit.log"
+
+# A command that closes its own stdout and stderr still dies with its client.
+curl -s -m 2 -o /dev/null --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
+	-H 'Content-Type: application/json' -d '{"cmd": "exec >&- 2>&-; sleep 30", "timeout_s": 30}' "$SHARNESS_URL/v0/run"
+sleep 1.5
+check_eq "closed stdout/stderr: the run died with its client" "$(ps -eo uid=,comm= | awk -v f=$UID_FIRST '$1>f && $1<f+4096 && $2=="sleep"' | wc -l)" 0
