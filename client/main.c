@@ -278,6 +278,16 @@ static void print_approvals(json_t *r)
 			printf("%s", str(p, "id"));
 		printf("  profile %s  requester %s\n", str(p, "profile"), str(p, "requester"));
 		printf("    cwd %s\n    cmd %s\n", str(p, "cwd"), str(p, "cmd"));
+		json_t *sb = json_object_get(p, "stdin_bytes");
+		if (json_is_number(sb) && json_number_value(sb) > 0)
+			printf("    stdin %.0f bytes: %s\n", json_number_value(sb), str(p, "stdin"));
+		json_t *env = json_object_get(p, "env"), *v;
+		size_t k;
+		json_array_foreach(env, k, v)
+			printf("    env %s\n", json_string_value(v) ? json_string_value(v) : "?");
+		json_t *t = json_object_get(p, "timeout_s");
+		if (json_is_number(t))
+			printf("    timeout %.0f s\n", json_number_value(t));
 	}
 }
 

@@ -165,6 +165,9 @@ char *approvals_list_json(struct approvals *a)
 		cJSON_AddStringToObject(e, "profile", p->info->profile);
 		cJSON_AddStringToObject(e, "cmd", p->info->cmd);
 		cJSON_AddStringToObject(e, "cwd", p->info->cwd);
+		cJSON_AddNumberToObject(e, "timeout_s", p->info->timeout_s);
+		for (const cJSON *x = p->info->extra ? p->info->extra->child : NULL; x; x = x->next)
+			cJSON_AddItemToObject(e, x->string, cJSON_Duplicate(x, true));
 		cJSON_AddNumberToObject(e, "age_s", (double)(now.tv_sec - p->since.tv_sec));
 		cJSON_AddItemToArray(arr, e);
 	}

@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 struct approvals;
 
 enum approval_outcome {
@@ -28,6 +30,11 @@ struct approval_info {
 	const char *profile;
 	const char *cmd;          /* already filtered */
 	const char *cwd;
+	unsigned timeout_s;
+	/* What else the run gets, so the person decides on the whole request:
+	 * {"stdin_bytes", "stdin" (filtered preview), "env" (filtered NAME=VALUE
+	 * list)}; merged into the listing.  Borrowed. */
+	const cJSON *extra;
 };
 
 struct approvals *approvals_new(unsigned max_pending);
@@ -44,7 +51,8 @@ int approvals_wait(struct approvals *a, const struct approval_info *info, int cl
  * run with that id is waiting (unknown, decided, expired or withdrawn). */
 int approvals_decide(struct approvals *a, const char *id, bool allow, const char *decider_cn);
 
-/* {"approvals":[{"id","requester","requester_role","profile","cmd","cwd","age_s"}]}, malloc'd. */
+/* {"approvals":[{"id","requester","requester_role","profile","cmd","cwd","timeout_s",
+ * "stdin_bytes","stdin","env","age_s"}]}, malloc'd. */
 char *approvals_list_json(struct approvals *a);
 
 #endif

@@ -164,6 +164,36 @@ static bool audit_recovered(struct front *f)
 	return ok;
 }
 
+/* The rest of a run a person must see to decide: stdin (size and a filtered
+ * preview) and the extra environment (filtered). */
+#define APPROVAL_STDIN_PREVIEW 4096
+static cJSON *approval_extra(const struct front *f, const struct run_request *r)
+{
+	cJSON *x = cJSON_CreateObject();
+	unsigned long n;
+	size_t len;
+	bool replaced;
+
+	cJSON_AddNumberToObject(x, "stdin_bytes", (double)r->stdin_len);
+	if (r->has_stdin) {
+		size_t shown = r->stdin_len < APPROVAL_STDIN_PREVIEW ? r->stdin_len : APPROVAL_STDIN_PREVIEW;
+		char *filtered = scrub_buffer(f->scrub, r->stdin_data, shown, &len, &n);
+		char *clean = filtered ? capture_utf8_clean(filtered, len, &replaced) : NULL;
+		cJSON_AddStringToObject(x, "stdin", clean ? clean : "[unavailable]");
+		free(clean);
+		free(filtered);
+	}
+	cJSON *env = cJSON_AddArrayToObject(x, "env");
+	for (size_t off = 0; off < r->env_len; off += strlen(r->env + off) + 1) {
+		char *filtered = scrub_buffer(f->scrub, r->env + off, strlen(r->env + off), &len, &n);
+		char *clean = filtered ? capture_utf8_clean(filtered, len, &replaced) : NULL;
+		cJSON_AddItemToArray(env, cJSON_CreateString(clean ? clean : "[unavailable]"));
+		free(clean);
+		free(filtered);
+	}
+	return x;
+}
+
 /* Park an approval-"each" run until a person decides (SPEC §9).  Returns 0
  * when allowed; otherwise -1 with `e` set (499: the requester left). */
 static int wait_for_person(struct front *f, const struct conn_ctx *x, const struct run_request *r,
@@ -172,11 +202,15 @@ static int wait_for_person(struct front *f, const struct conn_ctx *x, const stru
 	enum approval_outcome out;
 	char id[33];
 	cJSON *cmd = cJSON_GetObjectItem(line, "cmd");
+	cJSON *extra = approval_extra(f, r);
 	struct approval_info info = {
 		.requester_cn = x->peer.cn, .requester_role = tls_role_name(x->peer.role),
 		.profile = r->profile->name, .cmd = cJSON_GetStringValue(cmd), .cwd = r->cwd,
+		.timeout_s = r->timeout_s, .extra = extra,
 	};
-	if (approvals_wait(f->approvals, &info, client_fd, f->cfg->approval_timeout_s, id, &out) < 0) {
+	int waited = approvals_wait(f->approvals, &info, client_fd, f->cfg->approval_timeout_s, id, &out);
+	cJSON_Delete(extra);
+	if (waited < 0) {
 		request_error_set(e, 503, "at_capacity", "Too many runs are waiting for approval; retry later.");
 		return -1;
 	}

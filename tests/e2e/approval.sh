@@ -72,3 +72,20 @@ check_eq "a withdrawn approval cannot be decided" "$STATUS" 404
 api POST /v0/approvals/0123 '{"decision": "allow"}' person
 check_eq "unknown id: 404" "$STATUS/$(jf .error.code)" 404/unknown_approval
 check_eq "audit: decisions logged" "$(grep -c '"decision":"allow"' "$T/audit.log")" 1
+
+# The person sees the whole request: stdin (filtered preview and size), the
+# extra environment (filtered) and the timeout, not only cmd.
+body=$(jq -nc --arg ws "$WS" '{cmd: "bash", profile: "admin", stdin: "echo from stdin > planted\n", env: {FOO: "bar"}, timeout_s: 9}')
+curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
+ADM=$!
+id=$(pending_id 'bash')
+api GET /v0/approvals person
+entry=$(printf '%s' "$BODY" | jq -c --arg id "$id" '.approvals[] | select(.id == $id)')
+check_eq "the approver sees stdin, its size, env and timeout" \
+	"$(jq -r '[.stdin, .stdin_bytes, (.env | join(",")), .timeout_s] | map(tostring) | join("|")' <<<"$entry")" \
+	$'echo from stdin > planted\n|26|FOO=bar|9'
+"$CLIENT" --cert "$T/certs/person.pem" --key "$T/certs/person.key" approvals >"$T/list.txt" 2>&1
+check "sharness-client approvals shows them too" grep -q '^    env FOO=bar$' "$T/list.txt"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$ADM"
