@@ -40,9 +40,8 @@ static void take_audit_fd(struct front *f)
 	struct privsep_header h;
 	int fd = -1;
 	ssize_t n = privsep_recv(f->ctl, &h, sizeof(h), &fd, 1);
-	if (n == (ssize_t)sizeof(h) && privsep_header_check(&h, PRIVSEP_AUDIT_FD) == 0 && fd >= 0 &&
-	    dup3(fd, f->audit_fd, O_CLOEXEC) >= 0)
-		atomic_store(&f->audit_broken, false);
+	if (n == (ssize_t)sizeof(h) && privsep_header_check(&h, PRIVSEP_AUDIT_FD) == 0 && fd >= 0)
+		dup3(fd, f->audit_fd, O_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
 }

@@ -32,7 +32,6 @@ struct front {
 	uid_t uid;              /* the front's own uid */
 	pid_t launcher_pid;     /* our parent: the front dies with it */
 	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
-	atomic_bool audit_broken; /* the last audit line was lost: refuse runs */
 	struct approvals *approvals; /* runs waiting for a person */
 };
 

@@ -86,14 +86,10 @@ static void audit_request(const struct front *f, const struct conn_ctx *x, const
 	}
 	if (code)
 		cJSON_AddStringToObject(line, "error", code);
-	if (audit_write(f->audit_fd, line) < 0) {
-		/* Never silent; and runs wait until the log can be written again. */
-		log_warn("the audit log could not be written (%s): the line for %s %s (status %u) is lost; runs are refused until it can be written",
+	if (audit_write(f->audit_fd, line) < 0)
+		/* Never silent; the next run is refused unless its start line is written. */
+		log_warn("the audit log could not be written (%s): the line for %s %s (status %u) is lost",
 		         strerror(errno), method, url, status);
-		atomic_store(&((struct front *)f)->audit_broken, true);
-	} else {
-		atomic_store(&((struct front *)f)->audit_broken, false);
-	}
 	cJSON_Delete(line);
 }
 
@@ -147,21 +143,6 @@ static cJSON *run_audit_line(const struct front *f, const struct run_request *r,
 	free(cmd);
 	cJSON_AddStringToObject(a, "cwd", r->cwd);
 	return a;
-}
-
-/* After a lost audit line: can the log be written again?  One small line
- * decides, so the first run after the disk was freed is served. */
-static bool audit_recovered(struct front *f)
-{
-	cJSON *probe = cJSON_CreateObject();
-	cJSON_AddStringToObject(probe, "event", "audit_resumed");
-	bool ok = audit_write(f->audit_fd, probe) == 0;
-	cJSON_Delete(probe);
-	if (ok) {
-		atomic_store(&f->audit_broken, false);
-		log_info("the audit log can be written again; runs are served");
-	}
-	return ok;
 }
 
 /* The rest of a run a person must see to decide: stdin (size and a filtered
@@ -286,16 +267,27 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	if (atomic_load(&f->audit_broken) && !audit_recovered(f)) {
-		request_error_set(&e, 503, "audit_unavailable",
-		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
-		request_free(&r);
-		return respond_error(f, c, x, method, url, &e, line);
-	}
 	unsigned busy = atomic_fetch_add(&f->runs, 1);
 	if (busy >= f->cfg->max_runs) {
 		atomic_fetch_sub(&f->runs, 1);
 		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
+		request_free(&r);
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	/* The run is on record before it starts, so a crash mid-run still
+	 * leaves a trace; a log that cannot take the line means no run. */
+	cJSON *started = cJSON_Duplicate(line, true);
+	cJSON_AddStringToObject(started, "event", "run_started");
+	cJSON_AddStringToObject(started, "peer_cn", x->peer.cn);
+	cJSON_AddStringToObject(started, "peer_role", tls_role_name(x->peer.role));
+	cJSON_AddNumberToObject(started, "timeout_s", r.timeout_s);
+	int logged = audit_write(f->audit_fd, started);
+	cJSON_Delete(started);
+	if (logged < 0) {
+		atomic_fetch_sub(&f->runs, 1);
+		log_warn("the audit log could not be written (%s): run refused", strerror(errno));
+		request_error_set(&e, 503, "audit_unavailable",
+		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
 		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}

@@ -154,8 +154,11 @@ lines=$(wc -l <"$T/audit.log")
 check "audit lines are JSON" jq -e . "$T/audit.log"
 run_cmd 'echo audited'
 sleep 0.1
-check_eq "one audit line per request" "$(wc -l <"$T/audit.log")" $((lines + 1))
+check_eq "a run has two audit lines: before it starts, and its end" "$(wc -l <"$T/audit.log")" $((lines + 2))
 last=$(tail -1 "$T/audit.log")
+first=$(tail -2 "$T/audit.log" | head -1)
+check_eq "the start line names the run before it runs" "$(jq -r '[.event, .run_id, .cmd, .peer_cn, .timeout_s] | map(tostring) | join(" ")' <<<"$first")" \
+	"run_started $(jq -r .run_id <<<"$last") echo audited app 60"
 check_eq "audit fields" "$(jq -r '[.run_id!=null, .peer_cn, .peer_role, .profile, (.policy_hash|startswith("sha256:")), .cmd, .cwd, (.uid>'"$UID_FIRST"'), .exit, .timed_out, (.ms>=0), .filtered, .truncated]|map(tostring)|join(" ")' <<<"$last")" \
 	"true app app analyse true echo audited $WS true 0 false true 0 false"
 
