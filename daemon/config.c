@@ -66,41 +66,6 @@ static void set_str(char **slot, char *v)
 	*slot = v;
 }
 
-/*
- * cJSON decodes "\u0000" into a NUL byte and then treats the string as
- * ending there, so "/etc\u0000/x" would silently become "/etc".  Refuse the
- * escape in any string instead of guessing.
- */
-static bool has_nul_escape(const char *s, size_t len)
-{
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		if (!in_str) {
-			in_str = s[i] == '"';
-			continue;
-		}
-		if (s[i] == '"') {
-			in_str = false;
-		} else if (s[i] == '\\' && i + 1 < len) {
-			if (s[i + 1] == 'u' && i + 5 < len && !strncmp(s + i + 2, "0000", 4))
-				return true;
-			i++;
-		}
-	}
-	return false;
-}
-
-/* 1-based line of byte `off`, for "not valid JSON near line N". */
-static unsigned line_of(const char *s, size_t off)
-{
-	unsigned line = 1;
-
-	for (size_t i = 0; i < off; i++)
-		line += s[i] == '\n';
-	return line;
-}
-
 /* A non-empty string shorter than PATH_MAX, made absolute against `base`. */
 static int get_path(const char *origin, const char *key, const cJSON *v, const char *base,
                     char **out, char *err, size_t errlen)
@@ -564,32 +529,14 @@ static int parse_with_base(const char *origin, const char *json, size_t len, con
                            struct config *c, char *err, size_t errlen)
 {
 	struct config tmp;
-	const char *end = NULL;
 	cJSON *root;
 	char *src;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	if (has_nul_escape(json, len)) {
-		errmsg_set(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
+	root = jsonstrict_parse(origin, json, len, err, errlen);
+	if (!root)
 		return -1;
-	}
-	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	/* cJSON stops after the first value; anything but whitespace after it is an error too. */
-	if (root && end) {
-		while (end < json + len && strchr(" \t\r\n", *end) && *end)
-			end++;
-		if (end != json + len) {
-			cJSON_Delete(root);
-			root = NULL;
-		}
-	}
-	if (!root) {
-		size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
-
-		errmsg_set(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
-		return -1;
-	}
 	if (config_defaults(&tmp, err, errlen) < 0) {
 		cJSON_Delete(root);
 		return -1;

@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "errmsg.h"
 
@@ -109,4 +112,80 @@ out:
 	free(buf);
 	close(fd);
 	return rc;
+}
+
+/* cJSON turns "\u0000" into a string that silently ends there ("/etc\u0000/x"
+ * would become "/etc"); refuse the escape in any string instead of guessing. */
+static bool has_nul_escape(const char *s, size_t len)
+{
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!in_str) {
+			in_str = s[i] == '"';
+			continue;
+		}
+		if (s[i] == '"') {
+			in_str = false;
+		} else if (s[i] == '\\' && i + 1 < len) {
+			if (s[i + 1] == 'u' && i + 5 < len && !strncmp(s + i + 2, "0000", 4))
+				return true;
+			i++;
+		}
+	}
+	return false;
+}
+
+/* 1-based line of byte `off`, for "not valid JSON near line N". */
+static unsigned line_of(const char *s, size_t off)
+{
+	unsigned line = 1;
+
+	for (size_t i = 0; i < off; i++)
+		line += s[i] == '\n';
+	return line;
+}
+
+cJSON *jsonstrict_parse(const char *origin, const char *json, size_t len, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (has_nul_escape(json, len)) {
+		errmsg_set(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
+		return NULL;
+	}
+	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	/* cJSON stops after the first value; anything but whitespace after it is an error too. */
+	if (root && end) {
+		while (end < json + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+			end++;
+		if (end != json + len) {
+			cJSON_Delete(root);
+			root = NULL;
+		}
+	}
+	if (!root) {
+		size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
+
+		errmsg_set(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
+	}
+	return root;
+}
+
+int jsonstrict_hash(const char *canonical, char out[JSONSTRICT_HASH_LEN + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	static const char hex[] = "0123456789abcdef";
+
+	if (!EVP_Digest(canonical, strlen(canonical), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+		return -1;
+	memcpy(out, "sha256:", 7);
+	for (unsigned i = 0; i < mdlen; i++) {
+		out[7 + 2 * i] = hex[md[i] >> 4];
+		out[8 + 2 * i] = hex[md[i] & 15];
+	}
+	out[JSONSTRICT_HASH_LEN] = '\0';
+	return 0;
 }

@@ -26,4 +26,13 @@ int jsonstrict_get_uint(const char *origin, const char *key, const cJSON *v, uin
 int jsonstrict_read_file(int dirfd, const char *name, const char *origin, size_t max, char **buf_out,
                          size_t *len_out, char *err, size_t errlen);
 
+/* Parse exactly one JSON document: no \u0000 in strings, nothing but
+ * whitespace after the value; errors name `origin` and the line.  NULL on
+ * error. */
+cJSON *jsonstrict_parse(const char *origin, const char *json, size_t len, char *err, size_t errlen);
+
+/* "sha256:" + hex SHA-256 of a canonical JSON text (the policy hashes). */
+#define JSONSTRICT_HASH_LEN 71
+int jsonstrict_hash(const char *canonical, char out[JSONSTRICT_HASH_LEN + 1]);
+
 #endif

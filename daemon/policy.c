@@ -9,21 +9,11 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 
+#include "jsonstrict.h"
 #include "privsep.h"
 #include "scrub.h"
 #include "seccomp.h"
-
-void policy_sha256(const char *buf, size_t len, char out[72])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-	EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
-	strcpy(out, "sha256:");
-	for (unsigned i = 0; i < n && i < 32; i++)
-		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
-}
 
 static cJSON *roles(int run)
 {
@@ -99,7 +89,8 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddNumberToObject(u, "first", cfg->uid_first);
 
 	char *canon = cJSON_PrintUnformatted(o);
-	policy_sha256(canon, strlen(canon), hash);
+	if (!canon || jsonstrict_hash(canon, hash) < 0)
+		hash[0] = '\0';
 	free(canon);
 	cJSON_AddStringToObject(o, "policy_hash", hash);
 	char *out = cJSON_PrintUnformatted(o);

@@ -23,7 +23,5 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
                    char hash[72]);
 /* The /v0/profiles body (malloc'd). */
 char *policy_profiles(const struct profile_set *profiles);
-/* "sha256:" + hex SHA-256 of `len` bytes. */
-void policy_sha256(const char *buf, size_t len, char out[72]);
 
 #endif

@@ -116,27 +116,6 @@ bool profile_env_name_dangerous(const char *name)
 
 /* ---- strict JSON helpers ---- */
 
-/* cJSON turns "\u0000" into a string that silently ends there; refuse it. */
-static bool has_nul_escape(const char *s, size_t len)
-{
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		if (!in_str) {
-			in_str = s[i] == '"';
-			continue;
-		}
-		if (s[i] == '"') {
-			in_str = false;
-		} else if (s[i] == '\\' && i + 1 < len) {
-			if (s[i + 1] == 'u' && i + 5 < len && !strncmp(s + i + 2, "0000", 4))
-				return true;
-			i++;
-		}
-	}
-	return false;
-}
-
 /*
  * Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF): the
  * canonical form is served as JSON and hashed, so it must be valid text.
@@ -175,15 +154,6 @@ static bool utf8_valid(const unsigned char *s, size_t len)
 		i += n + 1;
 	}
 	return true;
-}
-
-static unsigned line_of(const char *s, size_t off)
-{
-	unsigned line = 1;
-
-	for (size_t i = 0; i < off; i++)
-		line += s[i] == '\n';
-	return line;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -622,23 +592,6 @@ static char *canonical(const struct profile *p)
 	return out;
 }
 
-static int hash_hex(const char *data, char out[PROFILE_HASH_LEN + 1])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	static const char hex[] = "0123456789abcdef";
-
-	if (!EVP_Digest(data, strlen(data), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		return -1;
-	memcpy(out, "sha256:", 7);
-	for (unsigned i = 0; i < mdlen; i++) {
-		out[7 + 2 * i] = hex[md[i] >> 4];
-		out[8 + 2 * i] = hex[md[i] & 15];
-	}
-	out[PROFILE_HASH_LEN] = '\0';
-	return 0;
-}
-
 static int parse_root(const char *origin, const char *expected_name, const cJSON *root,
                       struct profile *p, char *err, size_t errlen)
 {
@@ -783,7 +736,6 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 int profile_parse(const char *origin, const char *expected_name, const char *json, size_t len,
                   struct profile *out, char *err, size_t errlen)
 {
-	const char *end = NULL;
 	cJSON *root;
 	int rc;
 
@@ -796,31 +748,14 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 		errmsg_set(err, errlen, "%s: not valid UTF-8 text", origin);
 		return -1;
 	}
-	if (has_nul_escape(json, len)) {
-		errmsg_set(err, errlen, "%s: a string holds \\u0000, which is not allowed", origin);
+	root = jsonstrict_parse(origin, json, len, err, errlen);
+	if (!root)
 		return -1;
-	}
-	root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	/* cJSON stops after the first value; anything but whitespace after it is an error too. */
-	if (root && end) {
-		while (end < json + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
-			end++;
-		if (end != json + len) {
-			cJSON_Delete(root);
-			root = NULL;
-		}
-	}
-	if (!root) {
-		size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
-
-		errmsg_set(err, errlen, "%s: not valid JSON near line %u", origin, line_of(json, off));
-		return -1;
-	}
 	rc = parse_root(origin, expected_name, root, out, err, errlen);
 	cJSON_Delete(root);
 	if (rc == 0) {
 		out->canonical_json = canonical(out);
-		if (!out->canonical_json || hash_hex(out->canonical_json, out->policy_hash) < 0) {
+		if (!out->canonical_json || jsonstrict_hash(out->canonical_json, out->policy_hash) < 0) {
 			errmsg_set(err, errlen, "%s: cannot compute the policy hash (out of memory?)", origin);
 			rc = -1;
 		}
