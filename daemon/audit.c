@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "capture.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ void audit_clean_strings(cJSON *node)
 	for (cJSON *it = node; it; it = it->next) {
 		if (cJSON_IsString(it) && it->valuestring) {
 			bool replaced = false;
-			char *clean = capture_utf8_clean(it->valuestring, strlen(it->valuestring), &replaced);
+			char *clean = utf8_clean(it->valuestring, strlen(it->valuestring), &replaced);
 			if (clean && replaced) {
 				free(it->valuestring);
 				it->valuestring = clean;

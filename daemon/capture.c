@@ -105,64 +105,6 @@ char *capture_result(const struct capture *c, size_t *len)
 	return out;
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
-{
-	unsigned char c = s[0];
-	if (c >= 0x01 && c < 0x80)
-		return 1;
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (left < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-char *capture_utf8_clean(const char *buf, size_t len, bool *replaced)
-{
-	const unsigned char *s = (const unsigned char *)buf;
-	char *out = malloc(len * 3 + 1);
-	size_t o = 0;
-	*replaced = false;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(s + i, len - i);
-		if (n == 0) {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-			*replaced = true;
-			continue;
-		}
-		memcpy(out + o, s + i, n);
-		o += n;
-		i += n;
-	}
-	out[o] = '\0';
-	return out;
-}
-
 void capture_free(struct capture *c)
 {
 	if (!c)

@@ -28,10 +28,6 @@ bool capture_truncated(const struct capture *c);
 /* The kept bytes, with "\n[... N bytes truncated ...]\n" between head and
  * tail when truncated.  Returns malloc'd memory, *len set. */
 char *capture_result(const struct capture *c, size_t *len);
-/* Make `buf` valid UTF-8: each invalid byte becomes U+FFFD.  Returns malloc'd,
- * NUL-terminated; *replaced tells whether anything was replaced.  NUL bytes
- * would end the C string the JSON writer takes, so they become U+FFFD too. */
-char *capture_utf8_clean(const char *buf, size_t len, bool *replaced);
 void capture_free(struct capture *c);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "utf8.h"
 #include "privsep.h"
 #include "proxy.h"
 #include "scrub.h"
@@ -112,7 +113,7 @@ static char *stream_result(struct stream *s, bool *truncated, bool *replaced)
 	char *raw = capture_result(&s->cap, &len);
 	if (!raw)
 		return NULL;
-	char *clean = capture_utf8_clean(raw, len, &rep);
+	char *clean = utf8_clean(raw, len, &rep);
 	free(raw);
 	*truncated |= capture_truncated(&s->cap);
 	*replaced |= rep;

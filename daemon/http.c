@@ -24,6 +24,7 @@
 #include "approval.h"
 #include "audit.h"
 #include "capture.h"
+#include "utf8.h"
 #include "execute.h"
 #include "log.h"
 #include "privsep.h"
@@ -137,7 +138,7 @@ static cJSON *run_audit_line(const struct front *f, const struct run_request *r,
 	cJSON_AddStringToObject(a, "profile", r->profile->name);
 	cJSON_AddStringToObject(a, "policy_hash", r->profile->policy_hash);
 	bool replaced;
-	char *clean = cmd ? capture_utf8_clean(cmd, len, &replaced) : NULL;
+	char *clean = cmd ? utf8_clean(cmd, len, &replaced) : NULL;
 	cJSON_AddStringToObject(a, "cmd", clean ? clean : "[unavailable]");
 	free(clean);
 	free(cmd);
@@ -159,7 +160,7 @@ static cJSON *approval_extra(const struct front *f, const struct run_request *r)
 	if (r->has_stdin) {
 		size_t shown = r->stdin_len < APPROVAL_STDIN_PREVIEW ? r->stdin_len : APPROVAL_STDIN_PREVIEW;
 		char *filtered = scrub_buffer(f->scrub, r->stdin_data, shown, &len, &n);
-		char *clean = filtered ? capture_utf8_clean(filtered, len, &replaced) : NULL;
+		char *clean = filtered ? utf8_clean(filtered, len, &replaced) : NULL;
 		cJSON_AddStringToObject(x, "stdin", clean ? clean : "[unavailable]");
 		free(clean);
 		free(filtered);
@@ -167,7 +168,7 @@ static cJSON *approval_extra(const struct front *f, const struct run_request *r)
 	cJSON *env = cJSON_AddArrayToObject(x, "env");
 	for (size_t off = 0; off < r->env_len; off += strlen(r->env + off) + 1) {
 		char *filtered = scrub_buffer(f->scrub, r->env + off, strlen(r->env + off), &len, &n);
-		char *clean = filtered ? capture_utf8_clean(filtered, len, &replaced) : NULL;
+		char *clean = filtered ? utf8_clean(filtered, len, &replaced) : NULL;
 		cJSON_AddItemToArray(env, cJSON_CreateString(clean ? clean : "[unavailable]"));
 		free(clean);
 		free(filtered);

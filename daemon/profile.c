@@ -14,6 +14,7 @@
  */
 #include "errmsg.h"
 #include "jsonstrict.h"
+#include "utf8.h"
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -115,46 +116,6 @@ bool profile_env_name_dangerous(const char *name)
 }
 
 /* ---- strict JSON helpers ---- */
-
-/*
- * Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF): the
- * canonical form is served as JSON and hashed, so it must be valid text.
- */
-static bool utf8_valid(const unsigned char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-		unsigned cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xc2 && c <= 0xdf) {
-			n = 1, cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2, cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3, cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (i + n >= len)
-			return false; /* truncated sequence */
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -744,7 +705,8 @@ int profile_parse(const char *origin, const char *expected_name, const char *jso
 		errmsg_set(err, errlen, "%s: larger than %u bytes", origin, PROFILE_FILE_MAX);
 		return -1;
 	}
-	if (!utf8_valid((const unsigned char *)json, len) || memchr(json, '\0', len)) {
+	/* The canonical form is served as JSON and hashed: it must be valid text. */
+	if (!utf8_valid(json, len)) {
 		errmsg_set(err, errlen, "%s: not valid UTF-8 text", origin);
 		return -1;
 	}
