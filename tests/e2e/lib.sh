@@ -22,7 +22,8 @@ ok() { echo "ok - $*"; }
 not_ok() {
 	local d=$1; shift
 	echo "not ok - $d"
-	[ $# -gt 0 ] && printf '#   %s\n' "$@"
+	# Every line of a detail is marked, so tests/run.sh's summary shows it whole.
+	[ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/#   /'
 	E2E_FAILED=1
 	return 0
 }

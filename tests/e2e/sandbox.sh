@@ -160,7 +160,16 @@ attack "network probe" "$PROBES/probe_net" && {
 sleep 0.3
 check_settled "nothing of the runs left but the waiting sandboxes"
 check_eq "no sandbox mount left on the host" "$(grep -c "$T/state/root" /proc/mounts)" 0
-verdict "ls / lists the sandbox's view" 'ls /' '^bin.dev.etc.home.lib.*proc.*tmp.usr'
+# Exactly the sandbox's view: the fixed tree, the host's top-level system
+# directories, and the first component of each path a profile binds (the
+# workspace under /tmp and the probes under this checkout, wherever CI put it).
+expected_root=$({
+	printf '%s\n' dev etc home proc tmp usr
+	for d in bin sbin lib lib64 lib32 libx32 opt; do [ -e "/$d" ] && echo "$d"; done
+	for p in "$WS" "$PROBES"; do p=${p#/}; echo "${p%%/*}"; done
+} | LC_ALL=C sort -u)
+attack "ls / lists the sandbox's view and nothing else" 'ls -1 /' &&
+	check_eq "ls / lists the sandbox's view and nothing else" "$(jf .stdout | sed "/^$/d" | LC_ALL=C sort)" "$expected_root"
 verdict "listing does not grant reading" 'cat /etc/shadow; ls /etc >/dev/null && echo listed' 'listed.*Permission denied|Permission denied.*listed'
 verdict "build: a host off the allowlist gets the proxy's 403 (http)" 'curl -s -o /dev/null -w "%{http_code}" http://evil.example/' '^403$' build
 verdict "build: a host off the allowlist gets the proxy's 403 (https)" 'curl -sS https://evil.example/ 2>&1' 'CONNECT tunnel failed, response 403' build
