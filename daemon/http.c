@@ -40,6 +40,7 @@ struct conn_ctx {
 	char *body;
 	size_t len;
 	bool too_large;
+	size_t discarded; /* body bytes past max_body, thrown away */
 };
 
 enum who { WHO_ANY, WHO_RUNNER, WHO_PERSON };
@@ -367,6 +368,7 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 		request_error_set(e, 401, "bad_certificate", "%s", why);
 		return -1;
 	}
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, f->cfg->connection_timeout_s);
 	if (x->peer.role == TLS_ROLE_NONE) {
 		request_error_set(e, 403, "no_role", "Certificate '%.64s' carries no known role (OU '%.32s'); roles are app, orchestrator and person.",
 		                  x->peer.cn, x->peer.ou);
@@ -442,6 +444,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			x->body[x->len] = '\0';
 		} else {
 			x->too_large = true;
+			x->discarded += *upload_size;
+			/* A 413 can only be queued once the body has ended; a body
+			 * that keeps coming (chunked, no end) is cut off instead of
+			 * being read forever. */
+			if (x->discarded > f->cfg->max_body) {
+				log_info("closing a connection from '%s' whose body went on past twice the %zu-byte limit",
+				         x->peer.cn, f->cfg->max_body);
+				return MHD_NO;
+			}
 		}
 		*upload_size = 0;
 		return MHD_YES;
@@ -490,6 +501,23 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* Until it has shown a verified certificate, a connection gets at most
+ * PREAUTH_TIMEOUT_S of silence: strangers who connect and stall hold a slot
+ * of the connection limit for seconds, not the whole idle timeout. */
+#define PREAUTH_TIMEOUT_S 5u
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+	const struct front *f = cls;
+	(void)socket_ctx;
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	tls_require_client_cert(c);
+	unsigned t = f->cfg->connection_timeout_s;
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, t < PREAUTH_TIMEOUT_S ? t : PREAUTH_TIMEOUT_S);
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
@@ -514,6 +542,7 @@ struct MHD_Daemon *http_start(struct front *f)
 		MHD_OPTION_CONNECTION_TIMEOUT, f->cfg->connection_timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, f,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, f,
 		MHD_OPTION_END);
 }

@@ -46,6 +46,14 @@ static enum tls_role role_from_ou(const char *ou)
 	return TLS_ROLE_NONE;
 }
 
+void tls_require_client_cert(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	/* Called before the first handshake byte: MHD itself only asks. */
+	if (ci && ci->tls_session)
+		gnutls_certificate_server_set_request((gnutls_session_t)ci->tls_session, GNUTLS_CERT_REQUIRE);
+}
+
 int tls_identify(struct MHD_Connection *c, struct tls_peer *peer, char *why, size_t whylen)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);

@@ -2,7 +2,8 @@
  * tls.h - client identity from the TLS session (SPEC §4).
  *
  * libmicrohttpd 0.9.75 only *requests* a client certificate and verifies
- * nothing; tls_identify() verifies, on every request before routing, that
+ * nothing: tls_require_client_cert() makes the handshake require one, and
+ * tls_identify() verifies, on every request before routing, that
  * the peer's certificate chains to our CA, is inside its validity window,
  * carries the clientAuth purpose, and names exactly one role as its OU.
  *
@@ -21,6 +22,12 @@ struct tls_peer {
 	char ou[64];
 	enum tls_role role;
 };
+
+/* A client that sends no certificate fails the handshake and never reaches
+ * HTTP.  The chain, validity and purpose are still checked per request by
+ * tls_identify(), so a wrong certificate gets a 401 that says what is wrong
+ * instead of a bare handshake failure. */
+void tls_require_client_cert(struct MHD_Connection *c);
 
 /* 0 with `peer` filled when the certificate verified (peer->role may still
  * be TLS_ROLE_NONE: a verified certificate without a known role -> 403);

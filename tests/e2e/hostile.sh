@@ -239,7 +239,25 @@ def tls_version(v):
     except (ssl.SSLError, OSError) as e:
         print(json.dumps({"handshake": "failed", "error": str(e)}))
 
+def endless(secs):
+    """A chunked body that never ends: how many bytes went out before the
+    server cut the connection (null if it never did within secs)."""
+    s = tls()
+    s.sendall(b"POST /v0/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (65536, b"a" * 65536)
+    sent, t0, cut = 0, time.monotonic(), False
+    while time.monotonic() - t0 < secs:
+        try:
+            s.sendall(chunk)
+            sent += 65536
+        except (OSError, ssl.SSLError):
+            cut = True
+            break
+    print(json.dumps({"cut": cut, "sent": sent}))
+
 {"trickle": lambda: trickle(args[0], int(args[1]), float(args[2])),
+ "endless": lambda: endless(float(args[0])),
  "stall": lambda: stall(args[0]),
  "idle": lambda: idle(int(args[0]), int(args[1]), float(args[2])),
  "garbage": lambda: garbage(args[0]),
@@ -390,11 +408,16 @@ cert_case() { # DESC CERT KEY EXPECT_REGEX
 	check_match "$1 (got $code)" "$code" "$4"
 	! grep -q should-not-run "$T/cert.body" || not_ok "$1: the command ran"
 }
-cert_case "no client certificate: 401 or handshake refused" "" "" '^(401|000)$'
-cert_case "certificate from another CA: 401 or handshake refused" "$T/other/app.pem" "$T/other/app.key" '^(401|000)$'
-cert_case "expired certificate: 401 or handshake refused" "$T/certs/old.pem" "$T/certs/old.key" '^(401|000)$'
-cert_case "not yet valid certificate: 401 or handshake refused" "$T/certs/future.pem" "$T/certs/future.key" '^(401|000)$'
-cert_case "serverAuth-only certificate as client: 401 or refused" "$T/certs/srv.pem" "$T/certs/srv.key" '^(401|000)$'
+# No certificate at all: the handshake itself requires one (no HTTP status).
+# A wrong one passes the handshake and gets a 401 that says what is wrong.
+cert_case "no client certificate: refused in the handshake" "" "" '^000$'
+cert_case "certificate from another CA: 401" "$T/other/app.pem" "$T/other/app.key" '^401$'
+check_match "another CA: the 401 says why" "$(jq -r .error.message "$T/cert.body")" 'not signed by the sharness CA'
+cert_case "expired certificate: 401" "$T/certs/old.pem" "$T/certs/old.key" '^401$'
+check_match "expired: the 401 says what to do" "$(jq -r .error.message "$T/cert.body")" 'expired.*mkcerts --client'
+cert_case "not yet valid certificate: 401" "$T/certs/future.pem" "$T/certs/future.key" '^401$'
+cert_case "serverAuth-only certificate as client: 401" "$T/certs/srv.pem" "$T/certs/srv.key" '^401$'
+check_match "serverAuth-only: the 401 names the missing purpose" "$(jq -r .error.message "$T/cert.body")" 'clientAuth'
 cert_case "certificate without a role: 403" "$T/certs/norole.pem" "$T/certs/norole.key" '^403$'
 cert_case "certificate with an unknown role: 403" "$T/certs/chef.pem" "$T/certs/chef.key" '^403$'
 cert_case "person trying to run: 403" "$T/certs/person.pem" "$T/certs/person.key" '^403$'
@@ -409,7 +432,32 @@ BODY=$(H tls_version TLSv1_3)
 check_eq "TLS 1.3 accepted" "$(jf .version)" TLSv1.3
 alive "after the certificate cases"
 
+# --- a chunked body that never ends is cut off ---------------------------------
+BODY=$(H endless 30)
+check_eq "endless chunked body: the connection is cut" "$(jf .cut)" true
+check "endless chunked body: cut soon after twice the 2 MiB limit, socket buffers aside ($(jf .sent) bytes sent)" \
+	test "$(jf .sent)" -le $((16 * 1024 * 1024))
+check "endless chunked body: the cut is logged" grep -q "went on past twice" "$T/daemon.log"
+alive "after an endless chunked body"
+
 check_eq "no process of the uid range left (but the waiting sandboxes)" "$(leaked_procs)" 0
 check_eq "no run cgroup left (but the waiting sandboxes')" "$(leaked_cgroups)" 0
 check_eq "the front is still the same process" "$(front_pid)" "$FRONT"
 check "launcher still running" kill -0 "$DAEMON_PID"
+
+# --- strangers get a short time; a verified client the idle timeout ---------
+# With a long idle timeout, a connection that has not shown a verified
+# certificate is still dropped after the 5 s pre-authentication limit.
+e2e_stop
+IDLE=9
+e2e_start "{\"limits\": {\"idle_timeout_s\": $IDLE}}"
+for k in tcp handshake tls; do
+	BODY=$(H stall "$k")
+	t=$(jf .closed_after)
+	check "stalled stranger ($k) dropped after the 5 s pre-authentication limit (${t} s)" \
+		awk -v t="$t" 'BEGIN { exit !(t != "null" && t >= 4.5 && t <= 7) }'
+done
+BODY=$(H stall keepalive)
+t=$(jf .closed_after)
+check "a verified keep-alive client gets the ${IDLE} s idle timeout (${t} s)" \
+	awk -v t="$t" -v i="$IDLE" 'BEGIN { exit !(t != "null" && t >= i - 0.5 && t <= i + 3) }'

@@ -71,7 +71,7 @@ e2e_start() {
 	printf 'int main(void) { return 0; } // TODO: write it\n' >"$WS/src/main.c"
 	cp "$ROOT"/profiles/*.json "$T/profiles/"
 	[ -n "${E2E_PROFILES:-}" ] && cp $E2E_PROFILES "$T/profiles/"
-	"$ROOT/certs/mkcerts" "$T/certs" >/dev/null
+	[ -f "$T/certs/ca.pem" ] || "$ROOT/certs/mkcerts" "$T/certs" >/dev/null
 	e2e_config "${1:-}"
 	"$SHARNESSD" --config "$T/sharnessd.json" ${E2E_DAEMON_ARGS:-} >"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
