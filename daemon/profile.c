@@ -75,7 +75,7 @@ bool profile_env_name_valid(const char *name)
  */
 static const char *const dangerous_exact[] = {
 	/* the sandbox's own */
-	"PATH", "HOME", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY",
+	"PATH", "HOME", "SHELL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY",
 	/* shells */
 	"IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH",
 	"GLOBIGNORE", "BASH_XTRACEFD", "POSIXLY_CORRECT", "ZDOTDIR",

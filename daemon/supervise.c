@@ -200,6 +200,9 @@ static void build_env(struct run *r)
 	r->envp[n++] = "HOME=" SANDBOX_HOME;
 	r->envp[n++] = "LANG=C.UTF-8";
 	r->envp[n++] = "TZ=UTC";
+	/* bash looks its user up in NSS (dlopen of nss_systemd, userdb probes)
+	 * to set $SHELL when it is missing: a third of its start-up here. */
+	r->envp[n++] = "SHELL=/bin/bash";
 	for (size_t i = 0; i < r->p->n_env && n < ENVP_MAX; i++) {
 		size_t len = strlen(r->p->env[i].name) + strlen(r->p->env[i].value) + 2;
 		char *s = malloc(len);

@@ -32,7 +32,7 @@ check_eq "stdin is /dev/null by default" "$(jf .stdout)" "done"
 run_cmd 'echo "$GREETING $OTHER"' analyse '{"env": {"GREETING": "hello", "OTHER": "x y"}}'
 check_eq "env reaches the command" "$(jf .stdout)" "hello x y"
 run_cmd 'env | sort | cut -d= -f1 | tr "\n" " "'
-check_eq "environment built from nothing" "$(jf .stdout)" "HOME LANG PATH PWD SHLVL TZ _ "
+check_eq "environment built from nothing" "$(jf .stdout)" "HOME LANG PATH PWD SHELL SHLVL TZ _ "
 run_cmd 'sleep 5' analyse '{"timeout_s": 1}'
 check_eq "timeout: timed_out true" "$(jf .timed_out)" true
 check_eq "timeout: exit null" "$(jf .exit)" null
