@@ -364,7 +364,8 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
                  const char *url, struct request_error *e)
 {
 	char why[320];
-	if (tls_identify(c, &x->peer, why, sizeof(why)) < 0) {
+	const union MHD_ConnectionInfo *sc = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (tls_identify(c, sc ? sc->socket_context : NULL, &x->peer, why, sizeof(why)) < 0) {
 		request_error_set(e, 401, "bad_certificate", "%s", why);
 		return -1;
 	}
@@ -510,9 +511,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
                           enum MHD_ConnectionNotificationCode code)
 {
 	const struct front *f = cls;
-	(void)socket_ctx;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		tls_seen_free(*socket_ctx);
+		*socket_ctx = NULL;
+		return;
+	}
 	if (code != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
+	*socket_ctx = tls_seen_new(); /* NULL: every request is verified in full */
 	tls_require_client_cert(c);
 	unsigned t = f->cfg->connection_timeout_s;
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, t < PREAUTH_TIMEOUT_S ? t : PREAUTH_TIMEOUT_S);

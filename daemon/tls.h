@@ -29,10 +29,19 @@ struct tls_peer {
  * instead of a bare handshake failure. */
 void tls_require_client_cert(struct MHD_Connection *c);
 
+/* What one connection's last verified certificate was (NULL: none kept). */
+struct tls_seen;
+struct tls_seen *tls_seen_new(void);
+void tls_seen_free(struct tls_seen *seen);
+
 /* 0 with `peer` filled when the certificate verified (peer->role may still
  * be TLS_ROLE_NONE: a verified certificate without a known role -> 403);
- * -1 with `why` set to one sentence for a missing or invalid one (-> 401). */
-int tls_identify(struct MHD_Connection *c, struct tls_peer *peer, char *why, size_t whylen);
+ * -1 with `why` set to one sentence for a missing or invalid one (-> 401).
+ * With `seen`, the identity of a leaf verified earlier on the same
+ * connection is reused while that exact leaf is presented, for at most
+ * 60 s and never past its notAfter. */
+int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,
+                 size_t whylen);
 
 const char *tls_role_name(enum tls_role role);
 
