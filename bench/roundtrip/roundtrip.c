@@ -87,6 +87,14 @@ static int read_reply(SSL *ssl, char *buf, size_t cap)
 	return status;
 }
 
+/* ROUNDTRIP_GAP_MS: a pause before each sample, as an agent thinks between
+ * commands; 0 (the default) is back to back.  Same for every kind. */
+static unsigned gap_from_env(void)
+{
+	const char *gap = getenv("ROUNDTRIP_GAP_MS");
+	return gap ? (unsigned)atoi(gap) * 1000u : 0;
+}
+
 static int bench_run(int argc, char **argv)
 {
 	if (argc != 9) {
@@ -124,7 +132,10 @@ static int bench_run(int argc, char **argv)
 	double *t = calloc((size_t)n, sizeof(*t));
 	if (!reply || !t)
 		die("malloc");
+	unsigned gap_us = gap_from_env();
 	for (int i = 0; i < warm + n; i++) {
+		if (gap_us)
+			usleep(gap_us);
 		double t0 = now_ms();
 		if (SSL_write(ssl, req, rl) != rl)
 			die("write");
@@ -157,8 +168,11 @@ static int bench_exec(int argc, char **argv)
 	double *t = calloc((size_t)n, sizeof(*t));
 	if (!t)
 		die("malloc");
+	unsigned gap_us = gap_from_env();
 	for (int i = 0; i < warm + n; i++) {
 		int ws;
+		if (gap_us)
+			usleep(gap_us);
 		double t0 = now_ms();
 		pid_t pid = fork();
 		if (pid < 0)
