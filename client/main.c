@@ -83,7 +83,7 @@ static const char *optval(char **argv, int argc, int *i, const char *name, int *
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
+	if (!a || strncmp(a, name, n) != 0)
 		return NULL;
 	if (a[n] == '=')
 		return a + n + 1;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,18 +60,14 @@ int audit_write(int fd, cJSON *line)
 	if (!text)
 		return -1;
 	size_t len = strlen(text);
-	char *buf = malloc(len + 1);
-	ssize_t n = -1;
-	if (buf) {
-		memcpy(buf, text, len);
-		buf[len] = '\n';
-		n = write(fd, buf, len + 1);
-		if (n >= 0 && (size_t)n != len + 1) {
-			/* A torn line is still a lost line. */
-			n = -1;
-			errno = ENOSPC;
-		}
-		free(buf);
+	/* One writev: the line and its newline land together in an O_APPEND
+	 * file, never interleaved with another writer's. */
+	struct iovec iov[2] = {{.iov_base = text, .iov_len = len}, {.iov_base = "\n", .iov_len = 1}};
+	ssize_t n = writev(fd, iov, 2);
+	if (n >= 0 && (size_t)n != len + 1) {
+		/* A torn line is still a lost line. */
+		n = -1;
+		errno = ENOSPC;
 	}
 	free(text);
 	return n < 0 ? -1 : 0;

@@ -530,7 +530,8 @@ static char *canonical(const struct profile *p)
 	for (size_t i = 0; ok && i < p->n_env; i++) /* p->env is sorted by name */
 		ok = add(env, p->env[i].name, cJSON_CreateString(p->env[i].value));
 	ok = ok && add(o, "exec_paths", str_array(p->exec_paths, p->n_exec_paths));
-	ok = ok && add(o, "memory_max_mb", cJSON_CreateNumber((double)(p->memory_max / MIB)));
+	uint64_t memory_max_mb = p->memory_max / MIB; /* whole MiB, as the file says */
+	ok = ok && add(o, "memory_max_mb", cJSON_CreateNumber((double)memory_max_mb));
 	ok = ok && add(o, "name", cJSON_CreateString(p->name));
 	ok = ok && (net = cJSON_AddObjectToObject(o, "network")) != NULL;
 	if (ok && p->network == PROFILE_NETWORK_PROXY)
@@ -591,7 +592,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 		     origin, s, expected_name);
 		return -1;
 	}
-	strcpy(p->name, s);
+	snprintf(p->name, sizeof(p->name), "%s", s); /* length checked by name_valid() */
 
 	v = cJSON_GetObjectItemCaseSensitive(root, "description");
 	if (get_string(origin, "description", v, &s, err, errlen) < 0)
@@ -611,7 +612,7 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 			     origin);
 			return -1;
 		}
-	strcpy(p->description, s);
+	snprintf(p->description, sizeof(p->description), "%s", s); /* length checked above */
 
 	v = cJSON_GetObjectItemCaseSensitive(root, "workspace");
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "read-only")) {

@@ -29,7 +29,7 @@
 
 static int compile(struct scrub_rules *r, char *err, size_t errlen)
 {
-	size_t n = r->nanchors + r->nshort, k = 0;
+	size_t n = r->nanchors + r->nshort + 1, k = 0; /* + 1: never calloc(0) */
 	const char **exprs = calloc(n, sizeof *exprs);
 	size_t *lens = calloc(n, sizeof *lens);
 	unsigned *flags = calloc(n, sizeof *flags), *ids = calloc(n, sizeof *ids);
@@ -65,7 +65,7 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		ids[k] = (unsigned)k;
 		k++;
 	}
-	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)n, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
+	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
 	    HS_SUCCESS) {
 		snprintf(err, errlen, "secret filter: cannot compile the rules: %s",
 		         cerr && cerr->message ? cerr->message : "unknown error");
@@ -106,7 +106,7 @@ struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_ke
 		scrub_vault_needle(r->vault, i, &len);
 		r->nshort += len < SCRUB_FP_MIN_LEN;
 	}
-	r->anchors = calloc(r->nanchors, sizeof *r->anchors);
+	r->anchors = calloc(r->nanchors + 1, sizeof *r->anchors);
 	r->short_len = calloc(r->nshort + 1, sizeof *r->short_len);
 	r->fp = scrub_fp_new(r->vault);
 	if (!r->anchors || !r->short_len || !r->fp) {

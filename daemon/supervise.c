@@ -175,8 +175,9 @@ static void check_payload(struct run *r)
 	size_t wl = strlen(r->workspace);
 	char msg[256];
 	snprintf(msg, sizeof(msg), "cwd does not resolve to a directory inside workspace %s.", r->workspace);
-	if (request_normalise_path(r->cwd_req, r->cwd, sizeof(r->cwd)) < 0 ||
-	    !(strncmp(r->cwd, r->workspace, wl) == 0 && (r->cwd[wl] == '\0' || r->cwd[wl] == '/')))
+	bool inside = request_normalise_path(r->cwd_req, r->cwd, sizeof(r->cwd)) == 0 &&
+	              strncmp(r->cwd, r->workspace, wl) == 0 && (r->cwd[wl] == '\0' || r->cwd[wl] == '/');
+	if (!inside)
 		refuse(r, PRIVSEP_ERR_CWD, msg);
 	const char *rel = r->cwd[wl] ? r->cwd + wl + 1 : ".";
 	int wsfd = open(r->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);

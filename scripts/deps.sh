@@ -3,7 +3,7 @@
 set -eu
 pkgs=(build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libseccomp-dev
       libcjson-dev libcgroup-dev libjansson-dev libvectorscan-dev curl jq openssl python3
-      bubblewrap strace file clang libclang-rt-14-dev iproute2 systemd man-db util-linux)
+      bubblewrap strace file clang clang-tidy libclang-rt-14-dev iproute2 systemd man-db util-linux)
 # Node.js (for the MCP SDK test) may come from elsewhere than Debian, with
 # its own npm: take Debian's only when there is none at all.
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
