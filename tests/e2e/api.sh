@@ -65,7 +65,7 @@ check_eq "400 unknown field" "$STATUS/$(jf .error.code)" 400/unknown_field
 check "unknown field named" grep -q colour <<<"$(jf .error.message)"
 api POST /v0/run '{"cmd": "a\u0000b"}'
 check_eq "400 NUL in a string" "$STATUS/$(jf .error.code)" 400/bad_json
-for name in PATH LD_PRELOAD BASH_ENV HOME IFS NODE_OPTIONS PYTHONSTARTUP; do
+for name in PATH LD_PRELOAD BASH_ENV HOME SHELL IFS NODE_OPTIONS PYTHONSTARTUP; do
 	api POST /v0/run "{\"cmd\": \"true\", \"env\": {\"$name\": \"x\"}}"
 	check_eq "400 dangerous env $name" "$STATUS/$(jf .error.code)" 400/dangerous_env
 done

@@ -591,7 +591,7 @@ TEST(env_name_helpers)
 	static const char *const valid[] = {"A", "_", "a", "_A1", "CARGO_HOME", "x9_y"};
 	static const char *const invalid[] = {"", "1", "A-B", "A B", "A=B", "É", "A.B", "$A"};
 	static const char *const dangerous[] = {
-		"PATH", "HOME", "IFS", "ENV", "BASH_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+		"PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
 		"LD_", "ld_preload", "Path", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
 		"GCONV_PATH", "GLIBC_TUNABLES", "SHELLOPTS", "PROMPT_COMMAND", "PS4",
 		"BASH_FUNC_x%%", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "NO_PROXY",

@@ -110,7 +110,7 @@ TEST(unknown_and_duplicate_fields)
 
 TEST(env_names)
 {
-	static const char *const dangerous[] = {"PATH", "HOME", "IFS", "LD_PRELOAD", "LD_LIBRARY_PATH",
+	static const char *const dangerous[] = {"PATH", "HOME", "SHELL", "IFS", "LD_PRELOAD", "LD_LIBRARY_PATH",
 	                                        "BASH_ENV", "ENV", "PYTHONSTARTUP", "NODE_OPTIONS",
 	                                        "PERL5OPT", "RUBYOPT", "GCONV_PATH"};
 	char body[256];
