@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
@@ -247,6 +248,24 @@ static enum MHD_Result handle_decide(struct front *f, struct MHD_Connection *c, 
 	return respond_error(f, c, x, method, url, &e, line);
 }
 
+/* A person's approval is worth a short wait: an approved run queues for a
+ * slot this long before it gives up (any other run gets 503 at once). */
+#define APPROVED_SLOT_WAIT_MS 10000
+
+/* One of max_runs slots, or -1 when none freed up within wait_ms. */
+static int take_slot(struct front *f, int wait_ms)
+{
+	for (int waited = 0;; waited += 50) {
+		if (atomic_fetch_add(&f->runs, 1) < f->cfg->max_runs)
+			return 0;
+		atomic_fetch_sub(&f->runs, 1);
+		if (waited >= wait_ms)
+			return -1;
+		struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
                                   const char *method, const char *url)
 {
@@ -261,7 +280,14 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	cJSON *line = run_audit_line(f, &r, run_id);
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	int client_fd = ci ? ci->connect_fd : -1;
-	if (r.profile->approval == PROFILE_APPROVAL_EACH && wait_for_person(f, x, &r, line, client_fd, &e) < 0) {
+	bool gated = r.profile->approval == PROFILE_APPROVAL_EACH;
+	/* A person is not asked about a run that could not start now. */
+	if (gated && atomic_load(&f->runs) >= f->cfg->max_runs) {
+		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
+		request_free(&r);
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	if (gated && wait_for_person(f, x, &r, line, client_fd, &e) < 0) {
 		request_free(&r);
 		if (e.status == 499) {
 			audit_request(f, x, method, url, 499, e.code, line);
@@ -269,10 +295,13 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	unsigned busy = atomic_fetch_add(&f->runs, 1);
-	if (busy >= f->cfg->max_runs) {
-		atomic_fetch_sub(&f->runs, 1);
-		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
+	if (take_slot(f, gated ? APPROVED_SLOT_WAIT_MS : 0) < 0) {
+		if (gated)
+			request_error_set(&e, 503, "at_capacity",
+			                  "The run was approved but all %u run slots stayed busy for %d s; the approval is spent, ask again.",
+			                  f->cfg->max_runs, APPROVED_SLOT_WAIT_MS / 1000);
+		else
+			request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
 		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}

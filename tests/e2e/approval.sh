@@ -89,3 +89,31 @@ check_eq "the approver sees stdin, its size, env and timeout" \
 check "sharness-client approvals shows them too" grep -q '^    env FOO=bar$' "$T/list.txt"
 api POST "/v0/approvals/$id" '{"decision": "deny"}' person
 wait "$ADM"
+
+# --- capacity: nobody is asked about a run that cannot start; an approved
+# run queues briefly for a slot instead of losing its approval to a 503 ---
+e2e_stop
+e2e_start '{"approval_timeout_s": 10, "max_runs": 1}'
+run_bg() { # CMD: an analyse run in the background that holds the only slot
+	curl -s -o /dev/null --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
+		-H 'Content-Type: application/json' -d "$(jq -nc --arg c "$1" '{cmd: $c}')" "$SHARNESS_URL/v0/run" &
+	BG=$!
+	for _ in $(seq 1 50); do [ "$(range_procs)" -gt "$(warm_count)" ] && break; sleep 0.05; done
+}
+run_bg 'sleep 2'
+start_admin 'echo not-asked'
+wait "$ADM"
+check_eq "at capacity: an admin run gets 503 at once" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 503/at_capacity
+api GET /v0/approvals person
+check_eq "at capacity: no person was asked" "$(jf '.approvals | length')" 0
+wait "$BG"
+
+start_admin 'echo queued-after-approval'
+id=$(pending_id 'echo queued-after-approval')
+run_bg 'sleep 2'
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+check_eq "approved while the only slot is busy" "$STATUS/$(jf .decision)" 200/allow
+wait "$ADM"
+check_eq "the approved run waited for the slot and ran" \
+	"$(cat "$T/adm.status")/$(jq -r .stdout "$T/adm.body")" 200/queued-after-approval
+wait "$BG"
