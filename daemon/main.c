@@ -357,7 +357,12 @@ int main(int argc, char **argv)
 	close(ctl[1]);
 	close(ready[1]);
 	close(f.listen_fd);
+	/* The secrets are the front's alone now: every supervisor and sandbox
+	 * init is forked from this process, and must not carry a copy of the
+	 * TLS key or of a vault value. */
 	explicit_bzero(f.tls_key, strlen(f.tls_key));
+	scrub_rules_free(scrub);
+	f.scrub = scrub = NULL;
 
 	struct pollfd p = {.fd = ready[0], .events = POLLIN};
 	char one;

@@ -41,6 +41,7 @@ enum step {
 	STEP_MOUNTS,
 	STEP_CAPS,
 	STEP_IDS,
+	STEP_DUMPABLE,
 	STEP_NO_NEW_PRIVS,
 	STEP_LANDLOCK,
 	STEP_SECCOMP,
@@ -58,6 +59,7 @@ static const char *const step_names[STEP_COUNT] = {
 	[STEP_MOUNTS] = "build the file system view",
 	[STEP_CAPS] = "drop the capability bounding set",
 	[STEP_IDS] = "switch to the run's uid and gid",
+	[STEP_DUMPABLE] = "make the sandbox's init undumpable",
 	[STEP_NO_NEW_PRIVS] = "set no_new_privs",
 	[STEP_LANDLOCK] = "apply Landlock",
 	[STEP_SECCOMP] = "load the seccomp filter",
@@ -267,6 +269,12 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&alive, 1, 0) != 0)
 		fail(s, STEP_PDEATHSIG);
 	close(s->sync_fd);
+	/* The init is a copy of the root launcher's memory: no process of the
+	 * run may read it through /proc/1/mem or attach to it, whatever
+	 * fs.suid_dumpable says (the uid change above reset the flag from it).
+	 * The command itself is exec'd and dumpable again, as usual. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		fail(s, STEP_DUMPABLE);
 	/* Landlock and an unprivileged seccomp filter both require it. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(s, STEP_NO_NEW_PRIVS);

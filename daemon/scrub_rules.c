@@ -138,6 +138,10 @@ void scrub_rules_free(struct scrub_rules *r)
 	if (!r)
 		return;
 	hs_free_scratch(r->scratch);
+	/* The database holds the short vault needles as literals. */
+	size_t dbsize;
+	if (r->db && hs_database_size(r->db, &dbsize) == HS_SUCCESS)
+		explicit_bzero(r->db, dbsize);
 	hs_free_database(r->db);
 	free(r->anchors);
 	free(r->short_len);
