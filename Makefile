@@ -31,6 +31,9 @@ UNIT_BINS       := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 PROBE_SRCS      := $(sort $(wildcard tests/probes/*.c))
 PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 
+# Keep the unit tests' objects (make would delete them as intermediates).
+.SECONDARY:
+
 .PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress
 
 all: $(BUILD)/sharnessd $(BUILD)/sharness-client
