@@ -17,9 +17,14 @@
 #include <linux/filter.h>
 #include <microhttpd.h>
 
+#include "connguard.h"
 #include "log.h"
 #include "privsep.h"
 #include "seccomp.h"
+
+/* Handshake, headers and a verified certificate must come within this many
+ * seconds of connecting, however slowly the bytes trickle (connguard.h). */
+#define UNVERIFIED_DEADLINE_S 10
 
 static int drop_privileges(uid_t uid)
 {
@@ -69,6 +74,11 @@ int front_main(struct front *f, int ready_fd)
 		return 1;
 	}
 	seccomp_prog_free(&filter);
+	f->guard = connguard_new(UNVERIFIED_DEADLINE_S);
+	if (!f->guard) {
+		log_warn("the front is out of memory");
+		return 1;
+	}
 	struct MHD_Daemon *d = http_start(f);
 	if (!d) {
 		log_warn("the HTTPS server did not start (check the TLS certificate and key)");
@@ -84,7 +94,12 @@ int front_main(struct front *f, int ready_fd)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = f->ctl, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0)
+		int n = poll(p, 2, 1000);
+		unsigned cut = connguard_sweep(f->guard);
+		if (cut)
+			log_info("cut %u connection(s) that showed no verified certificate within %d s", cut,
+			         UNVERIFIED_DEADLINE_S);
+		if (n <= 0)
 			continue;
 		if (p[0].revents)
 			break;
@@ -100,5 +115,6 @@ int front_main(struct front *f, int ready_fd)
 		usleep(20000);
 	usleep(100000);
 	MHD_stop_daemon(d);
+	connguard_free(f->guard);
 	return 0;
 }

@@ -33,6 +33,7 @@ struct front {
 	pid_t launcher_pid;     /* our parent: the front dies with it */
 	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
 	struct approvals *approvals; /* runs waiting for a person */
+	struct connguard *guard;     /* the deadline for unverified connections */
 };
 
 /* In the forked front process: drop privileges, serve until SIGTERM.

@@ -25,6 +25,7 @@
 #include "approval.h"
 #include "audit.h"
 #include "capture.h"
+#include "connguard.h"
 #include "utf8.h"
 #include "execute.h"
 #include "log.h"
@@ -45,6 +46,18 @@ struct conn_ctx {
 };
 
 enum who { WHO_ANY, WHO_RUNNER, WHO_PERSON };
+
+/* What lives as long as one TCP connection (MHD's socket context). */
+struct socket_state {
+	struct tls_seen *seen;          /* NULL: every request verified in full */
+	struct connguard_entry *guard;  /* NULL: only MHD's idle timeout */
+};
+
+static struct socket_state *socket_state_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *sc = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return sc ? sc->socket_context : NULL;
+}
 
 static const struct {
 	const char *path;
@@ -393,11 +406,13 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
                  const char *url, struct request_error *e)
 {
 	char why[320];
-	const union MHD_ConnectionInfo *sc = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (tls_identify(c, sc ? sc->socket_context : NULL, &x->peer, why, sizeof(why)) < 0) {
+	struct socket_state *st = socket_state_of(c);
+	if (tls_identify(c, st ? st->seen : NULL, &x->peer, why, sizeof(why)) < 0) {
 		request_error_set(e, 401, "bad_certificate", "%s", why);
 		return -1;
 	}
+	if (st)
+		connguard_verified(st->guard);
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, f->cfg->connection_timeout_s);
 	if (x->peer.role == TLS_ROLE_NONE) {
 		request_error_set(e, 403, "no_role", "Certificate '%.64s' carries no known role (OU '%.32s'); roles are app, orchestrator and person.",
@@ -540,14 +555,26 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
                           enum MHD_ConnectionNotificationCode code)
 {
 	const struct front *f = cls;
+	struct socket_state *st = *socket_ctx;
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		tls_seen_free(*socket_ctx);
+		/* Before MHD closes the socket (connguard.h relies on it). */
+		if (st) {
+			connguard_remove(f->guard, st->guard);
+			tls_seen_free(st->seen);
+			free(st);
+		}
 		*socket_ctx = NULL;
 		return;
 	}
 	if (code != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
-	*socket_ctx = tls_seen_new(); /* NULL: every request is verified in full */
+	st = calloc(1, sizeof(*st));
+	if (st) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		st->seen = tls_seen_new();
+		st->guard = ci && f->guard ? connguard_add(f->guard, ci->connect_fd) : NULL;
+	}
+	*socket_ctx = st;
 	tls_require_client_cert(c);
 	unsigned t = f->cfg->connection_timeout_s;
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, t < PREAUTH_TIMEOUT_S ? t : PREAUTH_TIMEOUT_S);

@@ -256,7 +256,35 @@ def endless(secs):
             break
     print(json.dumps({"cut": cut, "sent": sent}))
 
+def steady(every, secs):
+    """A verified client on one kept-alive connection: a request every
+    `every` s for `secs` s.  How many were answered, and whether the server
+    cut the connection."""
+    s = tls()
+    s.settimeout(10)
+    answered, t0 = 0, time.monotonic()
+    try:
+        while time.monotonic() - t0 < secs:
+            s.sendall(b"GET /v0/policy HTTP/1.1\r\nHost: x\r\n\r\n")
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                d = s.recv(65536)
+                if not d:
+                    raise ConnectionError("closed")
+                buf += d
+            head, _, body = buf.partition(b"\r\n\r\n")
+            n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+            while len(body) < n:
+                body += s.recv(65536)
+            answered += 1
+            time.sleep(every)
+        cut = False
+    except (OSError, ssl.SSLError, ConnectionError):
+        cut = True
+    print(json.dumps({"answered": answered, "cut": cut}))
+
 {"trickle": lambda: trickle(args[0], int(args[1]), float(args[2])),
+ "steady": lambda: steady(float(args[0]), float(args[1])),
  "endless": lambda: endless(float(args[0])),
  "stall": lambda: stall(args[0]),
  "idle": lambda: idle(int(args[0]), int(args[1]), float(args[2])),
@@ -461,3 +489,15 @@ BODY=$(H stall keepalive)
 t=$(jf .closed_after)
 check "a verified keep-alive client gets the ${IDLE} s idle timeout (${t} s)" \
 	awk -v t="$t" -v i="$IDLE" 'BEGIN { exit !(t != "null" && t >= i - 0.5 && t <= i + 3) }'
+
+# --- tricklers: a deadline in all until a verified certificate --------------
+# Never silent for the idle timeout (a byte every 0.4 s), they would keep
+# their slot for ever; the front cuts them 10 s after they connected.
+for kind in handshake headers; do
+	BODY=$(H trickle "$kind" 2 14)
+	check_eq "trickling $kind never verified: cut by the 10 s deadline ($(jf .dropped) of 2)" "$(jf .dropped)" 2
+done
+check "the cut is logged" grep -q "showed no verified certificate within 10 s" "$T/daemon.log"
+BODY=$(H steady 3 14)
+check_eq "a verified client asking every 3 s is never cut ($(jf .answered) answers)" "$(jf .cut)/$(( $(jf .answered) >= 4 ))" false/1
+alive "after the tricklers"
