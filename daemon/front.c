@@ -20,6 +20,7 @@
 #include "connguard.h"
 #include "log.h"
 #include "privsep.h"
+#include "scrub.h"
 #include "seccomp.h"
 
 /* Handshake, headers and a verified certificate must come within this many
@@ -58,8 +59,22 @@ int front_main(struct front *f, int ready_fd)
 	sigset_t mask;
 
 	log_set_prefix("front");
-	/* Nothing the front holds needs root: its inputs were read before the
-	 * fork, and the launcher does everything privileged. */
+	/* The secret filter is built here, still as root (the secrets file and
+	 * the key are root's), so that the launcher never holds it: Vectorscan
+	 * keeps copies of short needles in memory nobody can wipe. */
+	struct scrub_rules *scrub = scrub_rules_new(f->cfg->secrets_file, f->cfg->tls_key, err, sizeof(err));
+	if (!scrub) {
+		log_warn("%s", err);
+		return 1;
+	}
+	if (scrub_vault_count(scrub) != f->vault_keys) {
+		log_warn("the secrets file changed while the daemon started (%zu keys, then %zu); start it again",
+		         f->vault_keys, scrub_vault_count(scrub));
+		return 1;
+	}
+	f->scrub = scrub;
+	/* Nothing else the front holds needs root: its inputs were read before
+	 * the fork, and the launcher does everything privileged. */
 	if (drop_privileges(f->uid) < 0) {
 		log_warn("the front could not drop privileges to uid %u: %s", f->uid, strerror(errno));
 		return 1;

@@ -21,7 +21,8 @@ struct approvals;
 struct front {
 	const struct config *cfg;
 	const struct profile_set *profiles;
-	const struct scrub_rules *scrub;
+	const struct scrub_rules *scrub; /* built by the front itself */
+	size_t vault_keys;      /* what the launcher counted for /v0/policy */
 	char *policy_json;      /* GET /v0/policy body */
 	char *profiles_json;    /* GET /v0/profiles body */
 	char policy_hash[72];

@@ -10,6 +10,7 @@
 #include "front.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -265,17 +266,21 @@ static enum MHD_Result handle_decide(struct front *f, struct MHD_Connection *c, 
  * slot this long before it gives up (any other run gets 503 at once). */
 #define APPROVED_SLOT_WAIT_MS 10000
 
-/* One of max_runs slots, or -1 when none freed up within wait_ms. */
-static int take_slot(struct front *f, int wait_ms)
+/* One of max_runs slots: 0; -1 when none freed up within wait_ms; -2 when
+ * the client hung up while waiting.  Compare-and-swap, so a waiting run
+ * never pushes the count past max_runs (and so never makes another 503). */
+static int take_slot(struct front *f, int client_fd, int wait_ms)
 {
 	for (int waited = 0;; waited += 50) {
-		if (atomic_fetch_add(&f->runs, 1) < f->cfg->max_runs)
-			return 0;
-		atomic_fetch_sub(&f->runs, 1);
+		unsigned cur = atomic_load(&f->runs);
+		while (cur < f->cfg->max_runs)
+			if (atomic_compare_exchange_weak(&f->runs, &cur, cur + 1))
+				return 0;
 		if (waited >= wait_ms)
 			return -1;
-		struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		struct pollfd p = {.fd = client_fd, .events = POLLRDHUP};
+		if (poll(&p, 1, 50) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return -2;
 	}
 }
 
@@ -308,7 +313,13 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	if (take_slot(f, gated ? APPROVED_SLOT_WAIT_MS : 0) < 0) {
+	int slot = take_slot(f, client_fd, gated ? APPROVED_SLOT_WAIT_MS : 0);
+	if (slot == -2) {
+		request_free(&r);
+		audit_request(f, x, method, url, 499, "client_gone", line);
+		return MHD_NO;
+	}
+	if (slot < 0) {
 		if (gated)
 			request_error_set(&e, 503, "at_capacity",
 			                  "The run was approved but all %u run slots stayed busy for %d s; the approval is spent, ask again.",
@@ -496,6 +507,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			if (x->discarded > f->cfg->max_body) {
 				log_info("closing a connection from '%s' whose body went on past twice the %zu-byte limit",
 				         x->peer.cn, f->cfg->max_body);
+				audit_request(f, x, method, url, 413, "body_too_large", NULL);
 				return MHD_NO;
 			}
 		}

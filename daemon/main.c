@@ -217,13 +217,14 @@ static int check_config_only(const struct config *cfg, const struct profile_set 
 		fprintf(stderr, "sharnessd: %s\n", err);
 		return 1;
 	}
+	/* Build the filter once, as the front would: a bad secret is refused here. */
 	struct scrub_rules *scrub = scrub_rules_new(cfg->secrets_file, NULL, err, sizeof(err));
 	if (!scrub) {
 		fprintf(stderr, "sharnessd: %s\n", err);
 		return 1;
 	}
 	struct policy_facts facts = {.landlock_abi = 0, .cgroup_version = "unchecked"};
-	char *policy = policy_build(cfg, profiles, scrub, &facts, hash);
+	char *policy = policy_build(cfg, profiles, scrub_vault_count(scrub), &facts, hash);
 	free(policy);
 	scrub_rules_free(scrub);
 	printf("configuration OK: %s\n", cfg->source);
@@ -315,11 +316,12 @@ int main(int argc, char **argv)
 	f.tls_cert = read_pem(cfg.tls_cert, "certificate");
 	f.tls_key = read_pem(cfg.tls_key, "private key");
 	check_tls(&f, &cfg);
-	struct scrub_rules *scrub = scrub_rules_new(cfg.secrets_file, cfg.tls_key, err, sizeof(err));
-	if (!scrub)
+	/* The root launcher only checks and counts the secrets: every supervisor
+	 * and sandbox init is forked from it and must not carry a copy.  The
+	 * front builds the filter itself, before it drops root. */
+	if (scrub_vault_check(cfg.secrets_file, cfg.tls_key, &f.vault_keys, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
-	f.scrub = scrub;
-	f.policy_json = policy_build(&cfg, &profiles, scrub, &facts, f.policy_hash);
+	f.policy_json = policy_build(&cfg, &profiles, f.vault_keys, &facts, f.policy_hash);
 	f.profiles_json = policy_profiles(&profiles);
 	f.approvals = approvals_new(cfg.max_runs * 4);
 	if (!f.approvals)
@@ -357,12 +359,8 @@ int main(int argc, char **argv)
 	close(ctl[1]);
 	close(ready[1]);
 	close(f.listen_fd);
-	/* The secrets are the front's alone now: every supervisor and sandbox
-	 * init is forked from this process, and must not carry a copy of the
-	 * TLS key or of a vault value. */
+	/* The key is the front's alone now (see scrub_vault_check above). */
 	explicit_bzero(f.tls_key, strlen(f.tls_key));
-	scrub_rules_free(scrub);
-	f.scrub = scrub = NULL;
 
 	struct pollfd p = {.fd = ready[0], .events = POLLIN};
 	char one;

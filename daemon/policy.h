@@ -19,8 +19,7 @@ struct policy_facts {
 
 /* The /v0/policy body (malloc'd); `hash` receives "sha256:<hex>". */
 char *policy_build(const struct config *cfg, const struct profile_set *profiles,
-                   const struct scrub_rules *scrub, const struct policy_facts *facts,
-                   char hash[72]);
+                   size_t vault_keys, const struct policy_facts *facts, char hash[72]);
 /* The /v0/profiles body (malloc'd). */
 char *policy_profiles(const struct profile_set *profiles);
 

@@ -25,6 +25,13 @@ struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_ke
                                     char *err, size_t errlen);
 void scrub_rules_free(struct scrub_rules *r);
 
+/* Read and check the same files as scrub_rules_new and count the vault keys,
+ * without building anything: every copy of a value is zeroed before this
+ * returns.  For the root launcher, which must not keep a secret (the front
+ * builds the rules itself).  0, or -1 with err set. */
+int scrub_vault_check(const char *secrets_file, const char *tls_key_file, size_t *keys, char *err,
+                      size_t errlen);
+
 size_t scrub_rules_count(const struct scrub_rules *r);         /* named detectors */
 const char *scrub_rule_name(const struct scrub_rules *r, size_t i);
 size_t scrub_vault_count(const struct scrub_rules *r);         /* never their values */

@@ -138,16 +138,30 @@ void scrub_rules_free(struct scrub_rules *r)
 	if (!r)
 		return;
 	hs_free_scratch(r->scratch);
-	/* The database holds the short vault needles as literals. */
-	size_t dbsize;
-	if (r->db && hs_database_size(r->db, &dbsize) == HS_SUCCESS)
-		explicit_bzero(r->db, dbsize);
 	hs_free_database(r->db);
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);
 	scrub_vault_free(r->vault);
 	free(r);
+}
+
+int scrub_vault_check(const char *secrets_file, const char *tls_key_file, size_t *keys, char *err,
+                      size_t errlen)
+{
+	struct scrub_vault *v = scrub_vault_new();
+	int rc = -1;
+	if (!v) {
+		snprintf(err, errlen, "secret filter: out of memory");
+		return -1;
+	}
+	if ((!secrets_file || scrub_vault_load_file(v, secrets_file, err, errlen) == 0) &&
+	    (!tls_key_file || scrub_vault_load_pem(v, tls_key_file, err, errlen) == 0)) {
+		*keys = scrub_vault_keys(v);
+		rc = 0;
+	}
+	scrub_vault_free(v); /* zeroes every needle */
+	return rc;
 }
 
 size_t scrub_rules_count(const struct scrub_rules *r)

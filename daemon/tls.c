@@ -66,8 +66,16 @@ struct tls_seen {
 	size_t der_len;
 	unsigned char der[TLS_SEEN_DER_MAX];
 	struct tls_peer peer;
-	time_t until;
+	time_t not_after;   /* the leaf's, wall clock */
+	time_t until_mono;  /* verified + TLS_SEEN_MAX_S, monotonic (clock steps do not stretch it) */
 };
+
+static time_t mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
 
 struct tls_seen *tls_seen_new(void)
 {
@@ -91,8 +99,8 @@ static const gnutls_datum_t *peer_leaf(gnutls_session_t s)
 static bool seen_before(const struct tls_seen *seen, gnutls_session_t s, struct tls_peer *peer)
 {
 	const gnutls_datum_t *leaf = peer_leaf(s);
-	if (!seen || seen->der_len == 0 || !leaf || leaf->size != seen->der_len || time(NULL) >= seen->until ||
-	    memcmp(leaf->data, seen->der, seen->der_len) != 0)
+	if (!seen || seen->der_len == 0 || !leaf || leaf->size != seen->der_len || mono_s() >= seen->until_mono ||
+	    time(NULL) >= seen->not_after || memcmp(leaf->data, seen->der, seen->der_len) != 0)
 		return false;
 	*peer = seen->peer;
 	return true;
@@ -101,13 +109,14 @@ static bool seen_before(const struct tls_seen *seen, gnutls_session_t s, struct 
 static void remember(struct tls_seen *seen, gnutls_session_t s, gnutls_x509_crt_t crt, const struct tls_peer *peer)
 {
 	const gnutls_datum_t *leaf = peer_leaf(s);
-	time_t until = time(NULL) + TLS_SEEN_MAX_S, not_after = gnutls_x509_crt_get_expiration_time(crt);
+	time_t not_after = gnutls_x509_crt_get_expiration_time(crt);
 	if (!seen || !leaf || leaf->size > sizeof(seen->der) || not_after == (time_t)-1)
 		return;
 	memcpy(seen->der, leaf->data, leaf->size);
 	seen->der_len = leaf->size;
 	seen->peer = *peer;
-	seen->until = not_after < until ? not_after : until;
+	seen->not_after = not_after;
+	seen->until_mono = mono_s() + TLS_SEEN_MAX_S;
 }
 
 int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,

@@ -111,9 +111,14 @@ wait "$BG"
 start_admin 'echo queued-after-approval'
 id=$(pending_id 'echo queued-after-approval')
 run_bg 'sleep 2'
+check "the only slot is busy when the person approves" test "$(range_procs)" -gt "$(warm_count)"
+t0=$(date +%s.%N)
 api POST "/v0/approvals/$id" '{"decision": "allow"}' person
 check_eq "approved while the only slot is busy" "$STATUS/$(jf .decision)" 200/allow
 wait "$ADM"
+waited=$(echo "$(date +%s.%N) - $t0" | bc)
 check_eq "the approved run waited for the slot and ran" \
 	"$(cat "$T/adm.status")/$(jq -r .stdout "$T/adm.body")" 200/queued-after-approval
+check "it waited for the 'sleep 2' holding the slot (${waited} s after the approval)" \
+	awk -v w="$waited" 'BEGIN { exit !(w >= 1.0) }'
 wait "$BG"
