@@ -162,7 +162,8 @@ static void handle(struct scrub_stream *s, unsigned id, size_t to)
 		const struct scrub_rule *rule = &scrub_detect_rules[a->rule];
 		struct scrub_hit h;
 		record(s, id, to - a->len, a->len);
-		if (rule->validate && rule->validate(rule, &s->win, to - a->len, a->len, &h))
+		if (rule->validate && rule->validate(rule, &s->win, to - a->len, a->len, &h) &&
+		    !scrub_detect_next_to_marker(&s->win, h.start, h.end))
 			add_span(s, h.start, h.end, h.name, h.prio, 0, h.open);
 	}
 }

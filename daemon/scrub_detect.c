@@ -626,6 +626,27 @@ static int name_is_indirect(const unsigned char *n, size_t len)
 	return 0;
 }
 
+/* Whether the name starting at ns directly follows one of our own markers
+ * ("[filtered: x]").  The name's characters before the marker were part of
+ * what it replaced: in the first pass they made the name longer than a name
+ * may be, so the second pass must not see a short one (idempotence; found
+ * by fuzz_scrub). */
+static int after_marker(const struct scrub_window *w, size_t ns)
+{
+	const unsigned char *b = w->buf;
+	if (ns == 0 || b[ns - 1] != ']')
+		return 0;
+	for (size_t k = ns - 1; k > 0 && ns - k < 64; k--)
+		if (b[k - 1] == '[')
+			return ns - k >= 11 && memcmp(b + k - 1, "[filtered: ", 11) == 0;
+	return 0;
+}
+
+int scrub_detect_next_to_marker(const struct scrub_window *w, size_t s, size_t e)
+{
+	return after_marker(w, s) || (w->len - e >= 11 && memcmp(w->buf + e, "[filtered: ", 11) == 0);
+}
+
 /* KEY=value, KEY: value, "key": "value", --key=value where the name holds a
  * secret word.  Only the value is redacted. */
 static int v_assign(const struct scrub_rule *r, const struct scrub_window *w, size_t at, size_t alen,
@@ -636,7 +657,7 @@ static int v_assign(const struct scrub_rule *r, const struct scrub_window *w, si
 	unsigned char q = 0;
 	while (ne < w->len && ne - ns <= 80 && in_cls(CLS_NAME, b[ne]))
 		ne++;
-	if (ne - ns > 80 || name_is_indirect(b + ns, ne - ns))
+	if (ne - ns > 80 || name_is_indirect(b + ns, ne - ns) || after_marker(w, ns))
 		return 0;
 	i = ne;
 	if (i < w->len && (b[i] == '"' || b[i] == '\''))

@@ -74,6 +74,11 @@ extern const char scrub_detect_pem_name[];
 
 /* CRC-32 (IEEE 802.3), as GitHub and npm use for their token checksums. */
 unsigned long scrub_detect_crc32(const unsigned char *p, size_t n);
+/* Whether [s, e) starts right after or ends right before one of our markers
+ * ("[filtered: x]").  What stood there before the filter replaced it decided
+ * the match's boundaries in the first pass; on filtered text they are
+ * unknown, so such a hit is dropped (idempotence; found by fuzz_scrub). */
+int scrub_detect_next_to_marker(const struct scrub_window *w, size_t s, size_t e);
 /* The 6-character base62 checksum suffix GitHub/npm tokens end with. */
 void scrub_detect_base62_crc(const unsigned char *body, size_t n, char out[7]);
 

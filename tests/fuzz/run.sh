@@ -15,11 +15,13 @@ summary=()
 for t in "$@"; do
 	bin=$B/fuzz_$t
 	mkdir -p "$B/corpus/$t" "tests/fuzz/corpus/$t"
-	dict=()
+	dict=() seed=()
 	[ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+	# FUZZ_SEED: the same mutations every run (CI); unset, libFuzzer picks one.
+	[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
 	log=$B/logs/$t.log
 	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-		-artifact_prefix="$B/artifacts/$t-" "${dict[@]}" \
+		-artifact_prefix="$B/artifacts/$t-" "${dict[@]}" "${seed[@]}" \
 		"$B/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
 	r=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
