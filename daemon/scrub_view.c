@@ -42,6 +42,10 @@ static size_t ansi_len(const unsigned char *raw, size_t n, size_t j)
 		k++;
 		while (k < n && k - j < 64 && raw[k] >= 0x20 && raw[k] <= 0x3f)
 			k++;
+		/* Nor is a marker's '[' the final byte of "ESC [ params" (found
+		 * by fuzz_scrub too). */
+		if (k < n && raw[k] == '[' && n - k >= 11 && memcmp(raw + k, "[filtered: ", 11) == 0)
+			return 0;
 		if (k < n && raw[k] >= 0x40 && raw[k] <= 0x7e)
 			return k + 1 - j;
 		return 0;
