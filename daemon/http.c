@@ -18,7 +18,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
