@@ -85,6 +85,15 @@ out:
 	return rc;
 }
 
+/* The vault keys of the secrets file and the TLS key, each optional. */
+static int load_vault(struct scrub_vault *v, const char *secrets_file, const char *tls_key_file, char *err,
+                      size_t errlen)
+{
+	if (secrets_file && scrub_vault_load_file(v, secrets_file, err, errlen) < 0)
+		return -1;
+	return tls_key_file ? scrub_vault_load_pem(v, tls_key_file, err, errlen) : 0;
+}
+
 struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_key_file, char *err,
                                     size_t errlen)
 {
@@ -94,9 +103,7 @@ struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_ke
 		snprintf(err, errlen, "secret filter: out of memory");
 		goto err_free;
 	}
-	if (secrets_file && scrub_vault_load_file(r->vault, secrets_file, err, errlen) < 0)
-		goto err_free;
-	if (tls_key_file && scrub_vault_load_pem(r->vault, tls_key_file, err, errlen) < 0)
+	if (load_vault(r->vault, secrets_file, tls_key_file, err, errlen) < 0)
 		goto err_free;
 	for (size_t i = 0; i < scrub_detect_nrules; i++)
 		for (size_t a = 0; scrub_detect_rules[i].anchors[a]; a++)
@@ -155,8 +162,7 @@ int scrub_vault_check(const char *secrets_file, const char *tls_key_file, size_t
 		snprintf(err, errlen, "secret filter: out of memory");
 		return -1;
 	}
-	if ((!secrets_file || scrub_vault_load_file(v, secrets_file, err, errlen) == 0) &&
-	    (!tls_key_file || scrub_vault_load_pem(v, tls_key_file, err, errlen) == 0)) {
+	if (load_vault(v, secrets_file, tls_key_file, err, errlen) == 0) {
 		*keys = scrub_vault_keys(v);
 		rc = 0;
 	}
