@@ -7,17 +7,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SHARNESSD=${SHARNESSD:-$ROOT/build/sharnessd}
 T=$(mktemp -d /tmp/sharness-checkcfg.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-FAILED=0
-
-ok() { echo "ok - $*"; }
-not_ok() {
-	local d=$1
-	shift
-	echo "not ok - $d"
-	[ $# -gt 0 ] && printf '#   %s\n' "$@"
-	FAILED=1
-}
-check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:      $2" "expected: $3"; fi; }
+. "$ROOT/tests/e2e/lib_checks.sh"
 
 # check_bad DESC FILE EXPECTED_LINE: exit status 1, nothing on stdout, exactly that line on stderr.
 check_bad() {

@@ -7,23 +7,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 C=$CLIENT  # lib.sh: $CLIENT or build/sharness-client
-tmp=$T/client-approve  # inside the harness's $T, removed at exit
+tmp=$T/client  # client_run's files (lib.sh); inside $T, removed at exit
 mkdir -p "$tmp"
 
 e2e_start
 cd "$WS" || exit 1
 
-r() { # r ARGS... : run the client, capture stdout/stderr/rc
-	"$C" "$@" >"$tmp/out" 2>"$tmp/err"
-	RC=$?
-	OUT=$(cat "$tmp/out"; echo x); OUT=${OUT%x}
-	ERR=$(cat "$tmp/err"; echo x); ERR=${ERR%x}
-}
-
-r approvals
+client_run approvals
 check_eq "approvals with nothing pending: exit 0" "$RC" 0
 check_eq "approvals: says when nothing waits" "$OUT" $'no runs are waiting for approval\n'
-r approvals --json
+client_run approvals --json
 check_eq "approvals --json: a JSON document" \
 	"$(jq -r 'if type == "object" or type == "array" then "json" else "other" end' "$tmp/out" 2>/dev/null)" json
 
@@ -41,10 +34,10 @@ check "approvals: a pending admin run is listed" test -n "$id"
 [ -n "$id" ] || kill "$apid" 2>/dev/null  # do not wait for the daemon's approval limit
 "$C" "${P[@]}" approvals >"$tmp/list" 2>&1
 check "approvals: the readable list shows its id and cmd" bash -c "grep -q '^$id ' '$tmp/list' && grep -q 'cmd echo approved-run' '$tmp/list'"
-r approve "$id"
+client_run approve "$id"
 check_eq "approve with an app certificate is refused (125)" "$RC" 125
 check "approve: ... with the daemon's 403 message" grep -q '(HTTP 403' "$tmp/err"
-r "${P[@]}" approve "$id"
+client_run "${P[@]}" approve "$id"
 check_eq "approve with a person certificate" "$OUT$RC" "approved $id"$'\n0'
 wait "$apid"; arc=$?
 check_eq "approved run: exits 0 with its output" "$(cat "$tmp/adm.out") $arc" "approved-run 0"
@@ -57,10 +50,10 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 [ -n "$id" ] || kill "$apid" 2>/dev/null
-r "${P[@]}" deny "$id" --json
+client_run "${P[@]}" deny "$id" --json
 check_eq "deny --json: exit 0" "$RC" 0
 wait "$apid"; arc=$?
 check_eq "denied run: exits 125 without running" "$arc $(cat "$tmp/adm.out")" "125 "
 check "denied run: one line naming the denial (HTTP 403)" bash -c "[ \"\$(wc -l <'$tmp/adm.err')\" = 1 ] && grep -qi '^sharness-client: .*denied.*(HTTP 403' '$tmp/adm.err'"
-r "${P[@]}" approve "$id"
+client_run "${P[@]}" approve "$id"
 check_eq "approve of an already-decided id exits 125" "$RC" 125

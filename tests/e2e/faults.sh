@@ -21,12 +21,6 @@ CFG=$T/sharnessd.json
 
 # Every process of the range, waiting sandboxes included (after a stop).
 range_procs() { range_ps | wc -l; }
-front_pid() {
-	local p
-	for p in $(pgrep -P "$DAEMON_PID" 2>/dev/null); do
-		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$UID_FIRST" ] && { echo "$p"; return; }
-	done
-}
 now_ms() { date +%s%3N; }
 wait_for() { # TENTHS CMD... : poll CMD every 0.1 s; 0 when it held in time
 	local n=$1 i; shift

@@ -20,12 +20,6 @@ alive() {
 	if [ "$STATUS" = 200 ] && [ "$(jf .stdout)" = alive ]; then ok "serves others $1"
 	else not_ok "serves others $1" "status $STATUS" "body: $BODY"; fi
 }
-front_pid() {
-	local p
-	for p in $(pgrep -P "$DAEMON_PID"); do
-		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$UID_FIRST" ] && { echo "$p"; return; }
-	done
-}
 FRONT=$(front_pid)
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 

@@ -7,6 +7,7 @@
 #                                      sets $STATUS and $BODY
 #   run_cmd CMD [PROFILE]              POST /v0/run {"cmd":CMD}; sets $STATUS $BODY
 #   jf FIELD                           jq -r FIELD of $BODY
+#   client_run ARGS...                 sharness-client; sets $OUT $ERR $RC
 #   ok / not_ok / check / check_eq     print TAP-like lines the runner counts
 #   e2e_stop                           stop the daemon (runs at exit anyway)
 set -u
@@ -16,28 +17,19 @@ CLIENT=${CLIENT:-$ROOT/build/sharness-client}
 T=$(mktemp -d /tmp/sharness-e2e.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID=
-E2E_FAILED=0
 
-ok() { echo "ok - $*"; }
-not_ok() {
-	local d=$1; shift
-	echo "not ok - $d"
-	# Every line of a detail is marked, so tests/run.sh's summary shows it whole.
-	[ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/#   /'
-	E2E_FAILED=1
-	return 0
-}
-check() { # DESC CMD... : ok when CMD exits 0
-	local d=$1; shift
-	if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d" "command failed: $*" "body: ${BODY:-}"; fi
-}
-check_eq() { # DESC GOT EXPECTED
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:      $2" "expected: $3"; fi
-}
-check_match() { # DESC GOT REGEX
-	if [[ "$2" =~ $3 ]]; then ok "$1"; else not_ok "$1" "got:      $2" "expected to match: $3"; fi
-}
+. "$ROOT/tests/e2e/lib_checks.sh"
 jf() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
+
+# client_run ARGS...: run sharness-client; its stdout, stderr and exit code
+# land in OUT, ERR (trailing newlines kept) and RC, and in $T/client/{out,err}.
+client_run() {
+	mkdir -p "$T/client"
+	"$CLIENT" "$@" >"$T/client/out" 2>"$T/client/err"
+	RC=$?
+	OUT=$(cat "$T/client/out"; echo x); OUT=${OUT%x}
+	ERR=$(cat "$T/client/err"; echo x); ERR=${ERR%x}
+}
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -124,6 +116,12 @@ api() { # METHOD PATH [BODY] [ROLE]
 # (one init process, one run cgroup) per profile and `prewarm`, nothing else
 # (the front's own uid, the range's first, is not counted).
 warm_count() { echo $((PREWARM * $(ls "$T"/profiles/*.json | wc -l))); }
+front_pid() { # the daemon's front: its child running as uid_range.first
+	local p
+	for p in $(pgrep -P "$DAEMON_PID" 2>/dev/null); do
+		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$UID_FIRST" ] && { echo "$p"; return; }
+	done
+}
 range_procs() { ps -eo uid= | awk -v f="$UID_FIRST" '$1>f && $1<f+4096' | wc -l; }
 run_cgroups() { ls /sys/fs/cgroup/pids/sharness-"$UID_FIRST" 2>/dev/null | grep -c '^run-'; }
 settled() { # "PROCS CGROUPS" once they equal the warm count (or after 3 s)

@@ -17,12 +17,6 @@ LOADCLIENT=$ROOT/tests/stress/loadclient.py
 e2e_start "{\"max_runs\": $MAX_RUNS, \"limits\": {\"connections\": $((CLIENTS + 16))}}"
 . "$ROOT/tests/stress/leakcheck.sh"
 
-front_pid() { # the front: the launcher's child running as the range's first uid
-	local p
-	for p in $(pgrep -P "$DAEMON_PID"); do
-		[ "$(stat -c %u "/proc/$p" 2>/dev/null)" = "$UID_FIRST" ] && { echo "$p"; return; }
-	done
-}
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 threads() { awk '/^Threads/ {print $2}' "/proc/$1/status" 2>/dev/null; }

@@ -170,7 +170,7 @@ if [ -n "${SHARNESS_SANITIZED:-}" ]; then
 	echo "# skipped under the sanitizer build: memory search of launcher, supervisors, inits (2 checks)"
 else
 	key_line=$(sed -n 3p "$T/certs/server.key")
-	front=$(for p in $(pgrep -P "$DAEMON_PID"); do [ "$(stat -c %u "/proc/$p")" = "$UID_FIRST" ] && echo "$p"; done)
+	front=$(front_pid)
 	held=
 	for p in $(pgrep -P "$DAEMON_PID"); do
 		[ "$p" = "$front" ] && continue

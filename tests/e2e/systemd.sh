@@ -5,23 +5,9 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/sharness-systemd.XXXXXX)
-FAILED=0
+. "$ROOT/tests/e2e/lib_checks.sh"
 SCORE_GOAL=4.0
 
-ok() { echo "ok - $*"; }
-not_ok() {
-	local d=$1
-	shift
-	echo "not ok - $d"
-	[ $# -gt 0 ] && printf '#   %s\n' "$@"
-	FAILED=1
-}
-check() {
-	local d=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d" "command failed: $*"; fi
-}
-check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:      $2" "expected: $3"; fi; }
 mk() { make -s -C "$ROOT" --no-print-directory INSTALL_STAGE="$T/stage" "$@" >"$T/make.log" 2>&1 || { cat "$T/make.log" >&2; return 1; }; }
 cleanup() { rm -rf "$T"; }
 trap cleanup EXIT
