@@ -4,8 +4,12 @@
  * Trust: the hook JSON comes from the agent, and the command text is written
  * by a model that may be steered by hostile input.  The text is never
  * interpreted here; it is single-quoted whole, which bash undoes exactly.
- * When the input cannot be routed, the hook blocks (exit 2) rather than
- * failing open: every agent treats other non-zero exits as "run unchanged".
+ * The hook fails closed: input that is not a tool call in the agent's own
+ * hook format (unparsable, another agent's payload, another event, a field
+ * missing or of the wrong type) gets the agent's deny answer, because "no
+ * output, exit 0" or any other failure makes the agent run the command
+ * unchanged, outside the sandbox.  Only a well-formed call of one of the
+ * agent's other tools passes.  The formats are in docs/agents.md.
  */
 #include "hook.h"
 
@@ -24,8 +28,14 @@
 
 int hook_agent_parse(const char *name, enum hook_agent *a)
 {
-	static const struct { const char *name; enum hook_agent a; } t[] = {
-		{"claude", HOOK_CLAUDE}, {"codex", HOOK_CODEX}, {"gemini", HOOK_GEMINI}, {"cursor", HOOK_CURSOR},
+	static const struct {
+		const char *name;
+		enum hook_agent a;
+	} t[] = {
+	    {"claude", HOOK_CLAUDE},
+	    {"codex", HOOK_CODEX},
+	    {"gemini", HOOK_GEMINI},
+	    {"cursor", HOOK_CURSOR},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		if (strcmp(name, t[i].name) == 0) {
@@ -60,12 +70,14 @@ char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s
 	char num[32];
 	int bad = is_plain(self) ? buf_puts(&b, self) : buf_shquote(&b, self, strlen(self));
 	bad |= buf_puts(&b, " run");
-	const struct { const char *flag, *val; } pass[] = {
-		{"--url", o->conf ? o->conf->flag_url : NULL},
-		{"--cert", o->conf ? o->conf->flag_cert : NULL},
-		{"--key", o->conf ? o->conf->flag_key : NULL},
-		{"--ca", o->conf ? o->conf->flag_ca : NULL},
-		{"--profile", o->profile},
+	const struct {
+		const char *flag, *val;
+	} pass[] = {
+	    {"--url", o->conf ? o->conf->flag_url : NULL},
+	    {"--cert", o->conf ? o->conf->flag_cert : NULL},
+	    {"--key", o->conf ? o->conf->flag_key : NULL},
+	    {"--ca", o->conf ? o->conf->flag_ca : NULL},
+	    {"--profile", o->profile},
 	};
 	for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++)
 		if (pass[i].val)
@@ -118,7 +130,9 @@ static int literal_words(const char *s, size_t n, char ***out)
 			if (buf_append(&cur, s + i + 1, 1) < 0)
 				goto fail;
 			i++;
-		} else if (ch && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", ch)) {
+		} else if (ch &&
+			   strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-",
+				  ch)) {
 			if (buf_append(&cur, &ch, 1) < 0)
 				goto fail;
 		} else {
@@ -179,93 +193,217 @@ int hook_is_routed(const char *self, const char *cmd, size_t len)
 	return routed;
 }
 
+/* The hook event each agent sends for a tool call, and the names its shell
+ * tool has carried.  Codex presents every shell-like tool as "Bash" to hooks
+ * (codex-rs/core/src/tools/hook_names.rs); the older names stay in the list
+ * so that a Codex that still sends them is rewritten, not passed. */
+static const char *tool_event(enum hook_agent a)
+{
+	return a == HOOK_GEMINI ? "BeforeTool" : a == HOOK_CURSOR ? "preToolUse" : "PreToolUse";
+}
+
 static int is_shell_tool(enum hook_agent a, const char *tool)
 {
 	static const char *const claude[] = {"Bash", NULL};
-	static const char *const codex[] = {"Bash", "Shell", "shell", "local_shell", "exec_command", NULL};
+	static const char *const codex[] = {"Bash",	    "shell",	      "shell_command", "local_shell",
+					    "exec_command", "container.exec", "unified_exec",  NULL};
 	static const char *const gemini[] = {"run_shell_command", NULL};
-	static const char *const cursor[] = {"Shell", "Bash", "run_terminal_cmd", "run_terminal_command", NULL};
-	const char *const *t = a == HOOK_CLAUDE ? claude : a == HOOK_CODEX ? codex : a == HOOK_GEMINI ? gemini : cursor;
-	for (; tool && *t; t++)
+	static const char *const cursor[] = {"Shell", "run_terminal_cmd", "run_terminal_command", NULL};
+	const char *const *t = a == HOOK_CLAUDE	  ? claude
+			       : a == HOOK_CODEX  ? codex
+			       : a == HOOK_GEMINI ? gemini
+						  : cursor;
+	for (; *t; t++)
 		if (strcmp(*t, tool) == 0)
 			return 1;
 	return 0;
 }
 
-static int block(const char *why)
+static const char *const agent_name[] = {
+    [HOOK_CLAUDE] = "claude", [HOOK_CODEX] = "codex", [HOOK_GEMINI] = "gemini", [HOOK_CURSOR] = "cursor"};
+
+/* One shell command the agent is about to run. */
+struct call {
+	int top;	 /* Cursor beforeShellExecution: command at the top level, no rewrite */
+	json_t *ti;	 /* tool_input (borrowed from the root), NULL when top */
+	const char *cmd; /* borrowed */
+	size_t len;
+};
+
+enum { CALL_BAD = -1, CALL_OTHER = 0, CALL_SHELL = 1 };
+
+/* Checks that root is a tool call in the agent's own hook format.  Anything
+ * else - another agent's payload, another event, a field missing or of the
+ * wrong type - is CALL_BAD with why filled: the caller denies it, because
+ * "no opinion" would let the agent run the command outside the sandbox. */
+static int parse_call(enum hook_agent a, json_t *root, struct call *c, char *why, size_t n)
 {
-	/* Exit 2 = block in Claude Code, Codex and Gemini CLI; stderr goes to
-	 * the model, which can then retry with a routable command. */
-	fprintf(stderr, "sharness-client hook: %s; the command was blocked instead of running outside the sandbox\n",
-		why);
-	return 2;
+	const char *ev = json_string_value(json_object_get(root, "hook_event_name"));
+	if (!ev) {
+		snprintf(why, n, "the hook input has no string hook_event_name, so it is not a %s hook call",
+			 agent_name[a]);
+		return CALL_BAD;
+	}
+	if (a == HOOK_CURSOR && strcmp(ev, "beforeShellExecution") == 0) {
+		json_t *jc = json_object_get(root, "command");
+		if (!json_is_string(jc) || json_string_length(jc) == 0) {
+			snprintf(why, n, "the beforeShellExecution input has no non-empty string command");
+			return CALL_BAD;
+		}
+		*c = (struct call){.top = 1, .cmd = json_string_value(jc), .len = json_string_length(jc)};
+		return CALL_SHELL;
+	}
+	if (strcmp(ev, tool_event(a)) != 0) {
+		snprintf(why, n,
+			 "hook_event_name is \"%.40s\", not the \"%s\" event that 'hook %s' handles%s", ev,
+			 tool_event(a), agent_name[a],
+			 a == HOOK_CURSOR ? " (or beforeShellExecution)"
+					  : " (is it installed for another agent?)");
+		return CALL_BAD;
+	}
+	const char *tool = json_string_value(json_object_get(root, "tool_name"));
+	if (!tool || !*tool) {
+		snprintf(why, n, "the %s input has no non-empty string tool_name", ev);
+		return CALL_BAD;
+	}
+	json_t *ti = json_object_get(root, "tool_input");
+	if (!json_is_object(ti)) {
+		snprintf(why, n, "the %s input for tool %.40s has no tool_input object", ev, tool);
+		return CALL_BAD;
+	}
+	if (!is_shell_tool(a, tool))
+		return CALL_OTHER;
+	json_t *jc = json_object_get(ti, "command");
+	if (!json_is_string(jc) || json_string_length(jc) == 0) {
+		snprintf(why, n, "the %s call has no non-empty string tool_input.command", tool);
+		return CALL_BAD;
+	}
+	json_t *jt = json_object_get(ti, "timeout");
+	if (jt && !json_is_null(jt) && !json_is_number(jt)) {
+		snprintf(why, n, "the %s call's tool_input.timeout is not a number", tool);
+		return CALL_BAD;
+	}
+	*c = (struct call){.ti = ti, .cmd = json_string_value(jc), .len = json_string_length(jc)};
+	return CALL_SHELL;
+}
+
+/* Prints one JSON reply line; only the JSON may reach stdout, anything else
+ * corrupts the protocol.  Takes the reference to out. */
+static int reply(json_t *out)
+{
+	char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+	int rc = text && printf("%s\n", text) >= 0 && fflush(stdout) == 0 ? 0 : -1;
+	free(text);
+	json_decref(out);
+	return rc;
+}
+
+/* The agent's "do not run this" answer.  Claude Code, Codex and Gemini CLI
+ * block on exit 2 and hand stderr to the model (Codex only when stderr is not
+ * empty).  Cursor gets permission "deny" as JSON with exit 0: a Cursor that
+ * treats a non-zero exit as a failed hook runs the command. */
+static int deny(enum hook_agent a, const char *why)
+{
+	char *msg = NULL;
+	if (asprintf(
+		&msg,
+		"sharness-client hook %s: %s; the command was blocked instead of running outside the sandbox",
+		agent_name[a], why) < 0)
+		msg = NULL;
+	fprintf(stderr, "%s\n", msg ? msg : why);
+	int rc = 2;
+	if (a == HOOK_CURSOR && msg)
+		rc = reply(json_pack("{s:b, s:s, s:s, s:s}", "continue", 1, "permission", "deny",
+				     "user_message", msg, "agent_message", msg)) == 0
+			 ? 0
+			 : 2;
+	free(msg);
+	return rc;
 }
 
 int hook_main(const struct hook_opts *o)
 {
 	struct buf in = {.max = HOOK_MAX_INPUT};
-	char self[PATH_MAX], why[300];
+	char self[PATH_MAX], why[400];
 	json_error_t je;
 	json_t *root = NULL, *out = NULL;
-	char *routed = NULL, *text = NULL;
+	char *routed = NULL;
+	struct call c;
 	int rc;
 
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (sl <= 0) {
-		rc = block("cannot find this binary's own path in /proc/self/exe");
+		rc = deny(o->agent, "cannot find this binary's own path in /proc/self/exe");
 		goto done;
 	}
 	self[sl] = '\0';
 	if (buf_read_fd(&in, 0) < 0) {
 		snprintf(why, sizeof why, "cannot read the hook input: %s", strerror(errno));
-		rc = block(why);
+		rc = deny(o->agent, why);
 		goto done;
 	}
 	root = json_loadb(in.data ? in.data : "", in.len, 0, &je);
 	if (!json_is_object(root)) {
-		snprintf(why, sizeof why, "the hook input is not a JSON object (%s)", root ? "wrong type" : je.text);
-		rc = block(why);
+		snprintf(why, sizeof why, "the hook input is not a JSON object (%s)",
+			 root ? "wrong type" : je.text);
+		rc = deny(o->agent, why);
 		goto done;
 	}
-	const char *tool = json_string_value(json_object_get(root, "tool_name"));
-	if (!is_shell_tool(o->agent, tool)) {
-		rc = 0; /* other tools are not ours: no output, no change */
+	int kind = parse_call(o->agent, root, &c, why, sizeof why);
+	if (kind == CALL_BAD) {
+		rc = deny(o->agent, why);
 		goto done;
 	}
-	json_t *ti = json_object_get(root, "tool_input");
-	json_t *jc = json_object_get(ti, "command");
-	if (!json_is_string(jc)) {
-		rc = block("the shell tool call has no string tool_input.command");
+	if (kind == CALL_OTHER) {
+		rc = 0; /* another tool of this agent: no output, no change */
 		goto done;
 	}
-	const char *cmd = json_string_value(jc);
-	size_t len = json_string_length(jc);
-	if (hook_is_routed(self, cmd, len)) {
-		rc = 0; /* idempotent: already goes through the client */
+	if (hook_is_routed(self, c.cmd, c.len)) {
+		rc = 0;	   /* idempotent: already goes through the client */
+		if (c.top) /* Cursor asks again before the rewritten command runs */
+			rc = reply(json_pack("{s:b, s:s}", "continue", 1, "permission",
+					     o->ask ? "ask" : "allow")) == 0
+				 ? 0
+				 : deny(o->agent, "cannot write the hook reply");
 		goto done;
 	}
 	long timeout_s = 0;
-	json_t *jt = json_object_get(ti, "timeout");
+	json_t *jt = c.ti && (o->agent == HOOK_CLAUDE || o->agent == HOOK_CODEX)
+			 ? json_object_get(c.ti, "timeout")
+			 : NULL;
 	if (json_is_number(jt) && json_number_value(jt) > 0) {
 		double ms = json_number_value(jt);
 		timeout_s = ms >= 1e12 ? 1000000000L : (long)((ms + 999.0) / 1000.0); /* round up */
 	}
-	routed = hook_rewrite(self, cmd, len, timeout_s, o);
+	routed = hook_rewrite(self, c.cmd, c.len, timeout_s, o);
 	if (!routed) {
-		rc = block("out of memory");
+		rc = deny(o->agent, "out of memory");
+		goto done;
+	}
+	if (c.top) {
+		/* beforeShellExecution can allow, ask or deny, not rewrite: deny,
+		 * and hand the model the command that goes through the sandbox. */
+		char *msg = NULL;
+		if (asprintf(&msg, "beforeShellExecution cannot rewrite a command; run it as: %s", routed) <
+		    0)
+			msg = NULL;
+		rc = deny(o->agent, msg ? msg : "beforeShellExecution cannot rewrite a command");
+		free(msg);
 		goto done;
 	}
 	char reason[200];
-	snprintf(reason, sizeof reason, "routed through sharnessd (profile %s)", o->profile ? o->profile : "default");
+	snprintf(reason, sizeof reason, "routed through sharnessd (profile %s)",
+		 o->profile ? o->profile : "default");
+	/* updatedInput / updated_input replaces the whole tool_input in Claude
+	 * Code: keep the siblings (description, timeout, run_in_background, ...). */
+	json_t *ui = json_deep_copy(c.ti);
+	json_object_set_new(ui, "command", json_string(routed));
 	switch (o->agent) {
 	case HOOK_CLAUDE:
 	case HOOK_CODEX: {
-		/* updatedInput replaces the whole tool_input: keep the siblings
-		 * (description, timeout, run_in_background, ...). */
-		json_t *ui = json_deep_copy(ti);
-		json_object_set_new(ui, "command", json_string(routed));
 		json_t *hso = json_pack("{s:s}", "hookEventName", "PreToolUse");
-		/* Codex accepts updatedInput only together with "allow". */
+		/* Codex accepts updatedInput only together with "allow", and its
+		 * "allow" does not skip its own approval flow. */
 		if (!o->ask || o->agent == HOOK_CODEX) {
 			json_object_set_new(hso, "permissionDecision", json_string("allow"));
 			json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
@@ -276,27 +414,18 @@ int hook_main(const struct hook_opts *o)
 	}
 	case HOOK_GEMINI:
 		/* Gemini merges tool_input over the model's arguments. */
-		out = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "decision", o->ask ? "ask" : "allow", "reason", reason,
-				"hookSpecificOutput", "hookEventName", "BeforeTool", "tool_input", "command", routed);
+		out =
+		    json_pack("{s:s, s:s, s:{s:s, s:o}}", "decision", o->ask ? "ask" : "allow", "reason",
+			      reason, "hookSpecificOutput", "hookEventName", "BeforeTool", "tool_input", ui);
 		break;
 	case HOOK_CURSOR:
-		out = json_pack("{s:b, s:s, s:{s:s}}", "continue", 1, "permission", o->ask ? "ask" : "allow",
-				"updated_input", "command", routed);
+		out = json_pack("{s:b, s:s, s:o}", "continue", 1, "permission", o->ask ? "ask" : "allow",
+				"updated_input", ui);
 		break;
 	}
-	text = out ? json_dumps(out, JSON_COMPACT) : NULL;
-	if (!text) {
-		rc = block("cannot encode the hook reply");
-		goto done;
-	}
-	/* Only the JSON goes to stdout: anything else corrupts the protocol. */
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-		rc = block("cannot write the hook reply");
-		goto done;
-	}
-	rc = 0;
+	rc = reply(out) == 0 ? 0 : deny(o->agent, "cannot encode or write the hook reply");
+	out = NULL;
 done:
-	free(text);
 	free(routed);
 	json_decref(out);
 	json_decref(root);

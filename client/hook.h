@@ -4,7 +4,8 @@
  *
  * Claude Code PreToolUse is the main target; Codex (same format, decision
  * "allow" required), Gemini CLI BeforeTool and Cursor preToolUse are the
- * same rewrite in their own envelopes.  A hook is routing, not enforcement:
+ * same rewrite in their own envelopes; Cursor beforeShellExecution, which
+ * cannot rewrite, denies what is not routed yet (docs/agents.md).  A hook is routing, not enforcement:
  * the daemon's certificate roles and profiles are what bind.
  */
 #ifndef SHARNESS_CLIENT_HOOK_H
@@ -18,9 +19,9 @@ enum hook_agent { HOOK_CLAUDE, HOOK_CODEX, HOOK_GEMINI, HOOK_CURSOR };
 
 struct hook_opts {
 	enum hook_agent agent;
-	const char *profile;        /* NULL: the daemon's default */
-	int ask;                    /* 1: leave the permission decision to the agent */
-	const struct conf *conf;    /* explicit --url/--cert/--key/--ca are passed on */
+	const char *profile;	 /* NULL: the daemon's default */
+	int ask;		 /* 1: leave the permission decision to the agent */
+	const struct conf *conf; /* explicit --url/--cert/--key/--ca are passed on */
 };
 
 /* "claude", "codex", "gemini", "cursor" -> agent; -1 when unknown. */
@@ -36,7 +37,8 @@ char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s
 int hook_is_routed(const char *self, const char *cmd, size_t len);
 
 /* Reads the hook JSON on stdin, prints the agent's reply on stdout.  Returns
- * the exit code: 0 (rewritten or left alone), 2 (block: cannot route). */
+ * the exit code: 0 (rewritten, left alone, or - Cursor - a JSON deny), 2
+ * (block, reason on stderr: input not understood or not routable). */
 int hook_main(const struct hook_opts *o);
 
 #endif

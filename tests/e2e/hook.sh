@@ -106,7 +106,7 @@ check_eq "hook: explicit --url/--ca are passed on, quoted" \
 
 # Other tools, lookalikes, bad input.
 for tool in Read Write Edit Glob Grep WebFetch Task mcp__x__run_command; do
-	jq -n --arg t "$tool" '{tool_name:$t,tool_input:{command:"rm -rf /",file_path:"/x"}}' | "$C" hook claude >"$tmp/o" 2>&1
+	jq -n --arg t "$tool" '{hook_event_name:"PreToolUse",tool_name:$t,tool_input:{command:"rm -rf /",file_path:"/x"}}' | "$C" hook claude >"$tmp/o" 2>&1
 	rc=$?
 	if [ "$rc" = 0 ] && [ ! -s "$tmp/o" ]; then ok "hook: tool $tool is left alone"; else not_ok "hook: tool $tool is left alone"; fi
 done
@@ -121,7 +121,7 @@ echo '{"tool_name":"Bash","tool_input":' | "$C" hook claude >"$tmp/o" 2>"$tmp/er
 check_eq "hook: unparsable input blocks (exit 2)" "$rc" 2
 check "hook: ... with nothing on stdout" test ! -s "$tmp/o"
 check "hook: ... and a reason on stderr" grep -q "blocked instead of running outside the sandbox" "$tmp/err"
-echo '{"tool_name":"Bash","tool_input":{"command":42}}' | "$C" hook claude >"$tmp/o" 2>/dev/null
+echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":42}}' | "$C" hook claude >"$tmp/o" 2>/dev/null
 check_eq "hook: a Bash call without a string command blocks (exit 2)" "$?" 2
 "$C" hook nosuchagent </dev/null 2>/dev/null; check_eq "hook: unknown agent exits 2" "$?" 2
 
@@ -135,12 +135,115 @@ jq -n '{hook_event_name:"BeforeTool",tool_name:"run_shell_command",tool_input:{c
 check_eq "hook gemini: decision allow + hookSpecificOutput.tool_input.command" \
 	"$(jq -c '[.decision, .hookSpecificOutput.tool_input.command]' "$tmp/o")" \
 	"$(jq -cn --arg c "$SELF run -- 'ls -l'" '["allow",$c]')"
-jq -n '{tool_name:"read_file",tool_input:{path:"x"}}' | "$C" hook gemini >"$tmp/o"
+jq -n '{hook_event_name:"BeforeTool",tool_name:"read_file",tool_input:{path:"x"}}' | "$C" hook gemini >"$tmp/o"
 check "hook gemini: other tools left alone" test ! -s "$tmp/o"
 jq -n '{hook_event_name:"preToolUse",tool_name:"Shell",tool_input:{command:"ls -l"}}' | "$C" hook cursor >"$tmp/o"
 check_eq "hook cursor: permission allow + updated_input.command" \
 	"$(jq -c '[.continue, .permission, .updated_input.command]' "$tmp/o")" \
 	"$(jq -cn --arg c "$SELF run -- 'ls -l'" '[true,"allow",$c]')"
+
+# ---- fail closed, per agent (SPEC §15.2, docs/agents.md) -------------------
+# Each agent's own shell call, one of its other tools, and input that is not a
+# tool call in its format.  A denial is the agent's own: exit 2 + a reason on
+# stderr and nothing on stdout (Claude Code, Codex, Gemini CLI), or exit 0 +
+# {"permission":"deny"} with a reason (Cursor).  Never exit 0 with no output.
+pay_claude() { jq -cn --arg c "$1" '{session_id:"s",transcript_path:"/t",cwd:"/w",permission_mode:"default",hook_event_name:"PreToolUse",tool_name:"Bash",tool_input:{command:$c,description:"d"},tool_use_id:"toolu_1"}'; }
+pay_codex() { jq -cn --arg c "$1" '{session_id:"s",turn_id:"t",transcript_path:null,cwd:"/w",hook_event_name:"PreToolUse",model:"gpt",permission_mode:"default",tool_name:"Bash",tool_input:{command:$c},tool_use_id:"call_1"}'; }
+pay_gemini() { jq -cn --arg c "$1" '{session_id:"s",transcript_path:"/t",cwd:"/w",hook_event_name:"BeforeTool",timestamp:"2026-01-01T00:00:00Z",tool_name:"run_shell_command",tool_input:{command:$c,description:"d",dir_path:"."}}'; }
+pay_cursor() { jq -cn --arg c "$1" '{conversation_id:"c",generation_id:"g",hook_event_name:"preToolUse",workspace_roots:["/w"],tool_name:"Shell",tool_input:{command:$c,cwd:"/w"},tool_use_id:"u1",cwd:"/w"}'; }
+pay_cursor_bse() { jq -cn --arg c "$1" '{conversation_id:"c",generation_id:"g",hook_event_name:"beforeShellExecution",workspace_roots:["/w"],command:$c,cwd:"/w"}'; }
+declare -A EV=([claude]=PreToolUse [codex]=PreToolUse [gemini]=BeforeTool [cursor]=preToolUse)
+declare -A SH=([claude]=Bash [codex]=Bash [gemini]=run_shell_command [cursor]=Shell)
+declare -A OTHER=([claude]=Read [codex]=apply_patch [gemini]=read_file [cursor]=Read)
+# The command the rewrite carries, per agent's reply format.
+newcmd() { # AGENT FILE
+	case $1 in
+	claude | codex) jq -r '.hookSpecificOutput.updatedInput.command' "$2" ;;
+	gemini) jq -r '.hookSpecificOutput.tool_input.command' "$2" ;;
+	cursor) jq -r '.updated_input.command' "$2" ;;
+	esac 2>/dev/null
+}
+# run_hook AGENT [ARGS...] < input : sets rc; stdout in $tmp/h.o, stderr in
+# $tmp/h.e.  lastpipe: `... | run_hook` sets rc in this shell.
+shopt -s lastpipe
+run_hook() { "$C" hook "$@" >"$tmp/h.o" 2>"$tmp/h.e"; rc=$?; }
+is_denied() { # AGENT : the last run_hook answered the agent's deny, with a reason
+	if [ "$1" = cursor ]; then
+		[ "$rc" = 0 ] && [ "$(jq -r .permission "$tmp/h.o" 2>/dev/null)" = deny ] &&
+			[ "$(jq -r '.updated_input // "none"' "$tmp/h.o")" = none ] &&
+			grep -q 'blocked instead of running outside the sandbox' <<<"$(jq -r .agent_message "$tmp/h.o")"
+	else
+		[ "$rc" = 2 ] && [ ! -s "$tmp/h.o" ] && grep -q 'hook .*: .*blocked instead of running outside the sandbox' "$tmp/h.e"
+	fi
+}
+expect_deny() { # AGENT DESC : check the last run_hook
+	if is_denied "$1"; then ok "hook $1: $2 -> deny with a reason"
+	else not_ok "hook $1: $2 -> deny with a reason" "rc=$rc" "stdout: $(head -c 300 "$tmp/h.o")" "stderr: $(head -c 300 "$tmp/h.e")"; fi
+}
+for a in claude codex gemini cursor; do
+	ev=${EV[$a]} sh=${SH[$a]}
+	# its own shell call is rewritten, byte for byte
+	c=$'printf \'%s\\n\' "it\'s" $HOME'
+	pay_$a "$c" | run_hook $a
+	new=$(newcmd $a "$tmp/h.o"); got=$(decode "$new"; echo x); got=${got%x}
+	check_eq "hook $a: its own $ev $sh call is rewritten to a run of the same command" "$rc:$got" "0:$c"
+	pay_$a "ls" | run_hook $a --ask
+	if [ "$a" = codex ]; then want=allow; else want=ask; fi
+	case $a in
+	claude) dec=$(jq -r '.hookSpecificOutput.permissionDecision // "none"' "$tmp/h.o") want=none ;;
+	codex) dec=$(jq -r .hookSpecificOutput.permissionDecision "$tmp/h.o") ;;
+	gemini) dec=$(jq -r .decision "$tmp/h.o") ;;
+	cursor) dec=$(jq -r .permission "$tmp/h.o") ;;
+	esac
+	check_eq "hook $a --ask: a shell call is rewritten and the decision left to the agent ($want)" \
+		"$dec:$(newcmd $a "$tmp/h.o")" "$want:$SELF run -- 'ls'"
+	# another of its tools passes unchanged
+	jq -cn --arg e "$ev" --arg t "${OTHER[$a]}" '{hook_event_name:$e,tool_name:$t,tool_input:{file_path:"/x",command:"rm -rf /"}}' | run_hook $a
+	if [ "$rc" = 0 ] && [ ! -s "$tmp/h.o" ]; then ok "hook $a: its ${OTHER[$a]} tool passes unchanged"
+	else not_ok "hook $a: its ${OTHER[$a]} tool passes unchanged" "rc=$rc" "$(cat "$tmp/h.o")"; fi
+	# not understood -> deny, also with --ask
+	printf 'not json {' | run_hook $a; expect_deny $a "garbage input"
+	printf '' | run_hook $a; expect_deny $a "empty input"
+	printf '[1,2]' | run_hook $a; expect_deny $a "a JSON array"
+	printf 'not json {' | run_hook $a --ask; expect_deny $a "--ask with garbage input"
+	jq -cn --arg e "$ev" '{hook_event_name:$e,tool_input:{command:"ls"}}' | run_hook $a; expect_deny $a "no tool_name"
+	jq -cn --arg e "$ev" '{hook_event_name:$e,tool_name:"",tool_input:{command:"ls"}}' | run_hook $a; expect_deny $a "empty tool_name"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:{description:"d"}}' | run_hook $a; expect_deny $a "$sh without command"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:{command:""}}' | run_hook $a; expect_deny $a "$sh with an empty command"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:{command:42}}' | run_hook $a; expect_deny $a "$sh with a number as command"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:{command:["ls","-l"]}}' | run_hook $a; expect_deny $a "$sh with an array as command"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:"ls -l"}' | run_hook $a; expect_deny $a "$sh with a string tool_input"
+	jq -cn --arg e "$ev" --arg t "${OTHER[$a]}" '{hook_event_name:$e,tool_name:$t}' | run_hook $a; expect_deny $a "${OTHER[$a]} without tool_input"
+	jq -cn --arg t "$sh" '{tool_name:$t,tool_input:{command:"ls"}}' | run_hook $a; expect_deny $a "$sh without hook_event_name"
+	jq -cn --arg t "$sh" '{hook_event_name:"PostToolUse",tool_name:$t,tool_input:{command:"ls"}}' | run_hook $a; expect_deny $a "a PostToolUse event"
+	jq -cn --arg e "$ev" --arg t "$sh" '{hook_event_name:$e,tool_name:$t,tool_input:{command:"ls",timeout:"soon"}}' | run_hook $a; expect_deny $a "$sh with a string timeout"
+	# other agents' payloads (Claude Code and Codex share one format, which
+	# each rewrites: that is the same call, not another agent's)
+	for b in claude codex gemini cursor cursor_bse; do
+		[ "$b" = "$a" ] && continue
+		[ "$b" = cursor_bse ] && [ "$a" = cursor ] && continue
+		case "$a:$b" in claude:codex | codex:claude) continue ;; esac
+		pay_$b "ls -l" | run_hook $a; expect_deny $a "$b's shell payload"
+		pay_$b "ls -l" | run_hook $a --ask; expect_deny $a "--ask with $b's shell payload"
+	done
+done
+# Cursor's second shell event: beforeShellExecution has the command at the top
+# level and cannot rewrite, so a command not yet routed is denied with the
+# routed form for the model; the routed form (what preToolUse produced) passes.
+pay_cursor_bse "ls -l" | run_hook cursor; expect_deny cursor "beforeShellExecution of a command not routed"
+check_eq "hook cursor: ... and the reason names the routed command" \
+	"$(jq -r .agent_message "$tmp/h.o" | grep -c -F "run it as: $SELF run -- 'ls -l'")" 1
+pay_cursor_bse "ls -l" | run_hook cursor --ask; expect_deny cursor "--ask, beforeShellExecution of a command not routed"
+pay_cursor "ls -l" | "$C" hook cursor >"$tmp/pre.json"
+pay_cursor_bse "$(jq -r .updated_input.command "$tmp/pre.json")" | run_hook cursor
+check_eq "hook cursor: beforeShellExecution of the command preToolUse rewrote is allowed" "$rc:$(jq -c . "$tmp/h.o")" '0:{"continue":true,"permission":"allow"}'
+pay_cursor_bse "$(jq -r .updated_input.command "$tmp/pre.json")" | run_hook cursor --ask
+check_eq "hook cursor --ask: ... and asked with --ask" "$rc:$(jq -r .permission "$tmp/h.o")" "0:ask"
+pay_cursor_bse "$(jq -r .updated_input.command "$tmp/pre.json"); id" | run_hook cursor; expect_deny cursor "beforeShellExecution of a routed command with '; id' appended"
+jq -cn '{hook_event_name:"beforeShellExecution",cwd:"/w"}' | run_hook cursor; expect_deny cursor "beforeShellExecution without command"
+jq -cn '{hook_event_name:"beforeShellExecution",command:42}' | run_hook cursor; expect_deny cursor "beforeShellExecution with a number as command"
+jq -cn '{hook_event_name:"beforeShellExecution",command:""}' | run_hook cursor; expect_deny cursor "beforeShellExecution with an empty command"
+check_eq "hook cursor: preToolUse keeps the siblings of tool_input" "$(jq -c '.updated_input | del(.command)' "$tmp/pre.json")" '{"cwd":"/w"}'
 
 # The settings.json entry documented in docs/client.md is valid JSON and
 # names this subcommand.
