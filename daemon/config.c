@@ -17,6 +17,7 @@
 #include "errmsg.h"
 #include "jsonstrict.h"
 #include "config.h"
+#include "landlock.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -45,6 +46,7 @@
 #define DEFAULT_IDLE_TIMEOUT_S 15u
 #define DEFAULT_APPROVAL_TIMEOUT_S 300u
 #define DEFAULT_PREWARM 1u
+#define DEFAULT_LANDLOCK_MIN_ABI   1u /* every ABI is accepted; docs/landlock.md says what covers the rest */
 #define EMBEDDED_SOURCE "(embedded defaults)"
 
 /* base + "/" + path, or a copy of path when it is already absolute. */
@@ -202,6 +204,7 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->connection_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
 	c->approval_timeout_s = DEFAULT_APPROVAL_TIMEOUT_S;
 	c->prewarm = DEFAULT_PREWARM;
+	c->landlock_min_abi = DEFAULT_LANDLOCK_MIN_ABI;
 	c->proxy_listen = NULL;
 	c->source = strdup(EMBEDDED_SOURCE);
 	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
@@ -407,10 +410,13 @@ static int parse_proxy(const char *origin, const cJSON *p, struct config *c, cha
 static int overlay(const char *origin, const cJSON *root, const char *base, struct config *c,
                    char *err, size_t errlen)
 {
+	/* clang-format off */
 	static const char *const known[] = {
 		"listen",      "listen_non_loopback", "tls",      "profiles_dir", "workspaces",
 		"uid_range",   "max_runs",            "secrets_file", "audit_log", "state_dir",
-		"limits",      "approval_timeout_s",  "proxy",    "prewarm",   NULL};
+		"limits",      "approval_timeout_s",  "proxy",    "prewarm",   "landlock_min_abi",
+		NULL};
+	/* clang-format on */
 	const cJSON *v;
 	uint64_t x;
 	char *p;
@@ -507,6 +513,14 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		if (jsonstrict_get_uint(origin, "prewarm", v, 0, 8, &x, err, errlen) < 0)
 			return -1;
 		c->prewarm = (unsigned)x;
+	}
+	/* Above the newest ABI this build knows, the demand could never be
+	 * checked against what the ruleset handles: refused, not clamped. */
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "landlock_min_abi"))) {
+		if (jsonstrict_get_uint(origin, "landlock_min_abi", v, 1, LANDLOCK_ABI_KNOWN, &x, err,
+					errlen) < 0)
+			return -1;
+		c->landlock_min_abi = (unsigned)x;
 	}
 
 	/* Cross-key rules: each live run holds one uid, so the pool must cover max_runs. */

@@ -34,6 +34,7 @@ struct config {
 	unsigned connection_timeout_s; /* limits.idle_timeout_s, default 15 */
 	unsigned approval_timeout_s;   /* default 300 */
 	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 1 */
+	unsigned landlock_min_abi;     /* refuse to start below this Landlock ABI; 1-8, default 1 */
 	char *proxy_listen;            /* reserved for the egress proxy; NULL until issue 6 */
 	char *source;                  /* file it came from, or "(embedded defaults)" */
 };

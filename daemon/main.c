@@ -44,7 +44,6 @@
 #include "uidpool.h"
 
 #define SHARNESS_VERSION "0.1.0"
-#define LANDLOCK_MIN_ABI 3 /* truncate handling; older kernels fail closed */
 #define PEM_MAX (64 * 1024)
 
 static void usage(FILE *out)
@@ -166,10 +165,13 @@ static int open_listener(const struct config *cfg)
 static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
 	char err[256], parent[64];
-	facts->landlock_abi = landlock_abi();
-	if (facts->landlock_abi < LANDLOCK_MIN_ABI)
-		log_fatal("Landlock ABI %d is too old or disabled (need %d or newer; boot with lsm=...,landlock)",
-		          facts->landlock_abi, LANDLOCK_MIN_ABI);
+	/* Every ABI from 1: landlock.c's table names the lock that covers each
+	 * newer right; the refusal is worded from this system's facts. */
+	char why[1024];
+	facts->landlock_min_abi = (int)cfg->landlock_min_abi;
+	facts->landlock_abi = landlock_check(facts->landlock_min_abi, why, sizeof(why));
+	if (facts->landlock_abi < 0)
+		log_fatal("%s", why);
 	if (seccomp_build_sandbox(filter, err, sizeof(err)) < 0)
 		log_fatal("seccomp is not usable: %s", err);
 	/* The parent cgroup is named after the uid range: two daemons with
@@ -223,7 +225,8 @@ static int check_config_only(const struct config *cfg, const struct profile_set 
 		fprintf(stderr, "sharnessd: %s\n", err);
 		return 1;
 	}
-	struct policy_facts facts = {.landlock_abi = 0, .cgroup_version = "unchecked"};
+	struct policy_facts facts = {
+	    .landlock_abi = 0, .landlock_min_abi = (int)cfg->landlock_min_abi, .cgroup_version = "unchecked"};
 	char *policy = policy_build(cfg, profiles, scrub_vault_count(scrub), &facts, hash);
 	free(policy);
 	scrub_rules_free(scrub);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "jsonstrict.h"
+#include "landlock.h"
 #include "privsep.h"
 #include "scrub.h"
 #include "seccomp.h"
@@ -23,6 +24,32 @@ static cJSON *roles(int run)
 	if (!run)
 		cJSON_AddItemToArray(a, cJSON_CreateString("person"));
 	return a;
+}
+
+/* Per right of landlock.c's table: the ABI that brought it, the lock that
+ * enforces it on this kernel, and the lock that covers it where the kernel
+ * lacks it (null for ABI 1 rights: ABI 1 is the least a daemon starts on). */
+static cJSON *landlock_rights_json(const struct policy_facts *facts)
+{
+	cJSON *l = cJSON_CreateObject();
+	size_t n;
+	const struct landlock_right *r = landlock_rights(&n);
+
+	cJSON_AddNumberToObject(l, "abi", facts->landlock_abi);
+	cJSON_AddNumberToObject(l, "min_abi", facts->landlock_min_abi);
+	cJSON *a = cJSON_AddArrayToObject(l, "rights");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "enforced_by", landlock_enforced_by(&r[i], facts->landlock_abi));
+		if (r[i].other_lock)
+			cJSON_AddStringToObject(e, "other_lock", r[i].other_lock);
+		else
+			cJSON_AddNullToObject(e, "other_lock");
+		cJSON_AddStringToObject(e, "right", r[i].name);
+		cJSON_AddNumberToObject(e, "since_abi", r[i].since_abi);
+		cJSON_AddItemToArray(a, e);
+	}
+	return l;
 }
 
 char *policy_build(const struct config *cfg, const struct profile_set *profiles,
@@ -49,6 +76,8 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 
 	cJSON *k = cJSON_AddObjectToObject(o, "kernel");
 	cJSON_AddStringToObject(k, "cgroup", facts->cgroup_version);
+	cJSON_AddItemToObject(k, "landlock", landlock_rights_json(facts));
+	/* kept for clients of 0.1: the same number as landlock.abi */
 	cJSON_AddNumberToObject(k, "landlock_abi", facts->landlock_abi);
 	cJSON_AddBoolToObject(k, "memory_controller", facts->memory_controller);
 	cJSON_AddNumberToObject(k, "memfd_noexec", 2);

@@ -12,7 +12,8 @@
 struct scrub_rules;
 
 struct policy_facts {
-	int landlock_abi;
+	int landlock_abi;     /* the running kernel's ABI; 0 = not checked (--check-config) */
+	int landlock_min_abi; /* the configuration's landlock_min_abi */
 	const char *cgroup_version;
 	int memory_controller;
 };

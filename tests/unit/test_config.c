@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "harness.h"
+#include "landlock.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -86,6 +87,7 @@ TEST(defaults)
 	CHECK_EQ_INT(c.connection_timeout_s, 15);
 	CHECK_EQ_INT(c.approval_timeout_s, 300);
 	CHECK(c.proxy_listen == NULL);
+	CHECK_EQ_INT(c.landlock_min_abi, 1);
 	CHECK_STR(c.source, "(embedded defaults)");
 	config_free(&c);
 	CHECK(c.listen_host == NULL);
@@ -423,6 +425,33 @@ TEST(numbers)
 	              "test.json: key 'approval_timeout_s' must be a whole number from 1 to 86400"));
 }
 
+/* landlock_min_abi: 1 up to the newest ABI landlock.c knows, nothing else. */
+TEST(landlock_min_abi)
+{
+	static const char range[] = "test.json: key 'landlock_min_abi' must be a whole number from 1 to 8";
+	struct config c;
+
+	CHECK_EQ_INT(LANDLOCK_ABI_KNOWN, 8);
+	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
+		char json[64];
+
+		snprintf(json, sizeof(json), "{\"landlock_min_abi\": %d}", abi);
+		CHECK_EQ_INT(parse(json, &c), 0);
+		CHECK_EQ_INT(c.landlock_min_abi, abi);
+		config_free(&c);
+	}
+	CHECK(refused("{\"landlock_min_abi\": 0}", range));
+	CHECK(refused("{\"landlock_min_abi\": 9}", range));
+	CHECK(refused("{\"landlock_min_abi\": -1}", range));
+	CHECK(refused("{\"landlock_min_abi\": 2.5}", range));
+	CHECK(refused("{\"landlock_min_abi\": 1e400}", range));
+	CHECK(refused("{\"landlock_min_abi\": \"3\"}", "test.json: key 'landlock_min_abi' must be a number"));
+	CHECK(refused("{\"landlock_min_abi\": null}", "test.json: key 'landlock_min_abi' must be a number"));
+	CHECK(refused("{\"landlock_min_abi\": 2, \"landlock_min_abi\": 3}",
+		      "test.json: key 'landlock_min_abi' appears more than once"));
+	CHECK(refused("{\"landlock_minabi\": 2}", "test.json: key 'landlock_minabi' is unknown"));
+}
+
 TEST(limits)
 {
 	struct config c;
@@ -571,6 +600,7 @@ int main(void)
 	RUN(workspaces_max);
 	RUN(uid_range);
 	RUN(numbers);
+	RUN(landlock_min_abi);
 	RUN(limits);
 	RUN(proxy);
 	RUN(load_file);
