@@ -100,6 +100,19 @@ write wsroot '.workspaces = ["/"]'
 check_bad "workspace /" wsroot.json \
 	"sharnessd: wsroot.json: key 'workspaces' entry '/' is the root directory; name a project directory instead"
 
+write llzero '.landlock_min_abi = 0'
+check_bad "landlock_min_abi 0" llzero.json \
+	"sharnessd: llzero.json: key 'landlock_min_abi' must be a whole number from 1 to 8"
+write llnine '.landlock_min_abi = 9'
+check_bad "landlock_min_abi above the newest ABI known" llnine.json \
+	"sharnessd: llnine.json: key 'landlock_min_abi' must be a whole number from 1 to 8"
+write llstr '.landlock_min_abi = "3"'
+check_bad "landlock_min_abi as a string" llstr.json "sharnessd: llstr.json: key 'landlock_min_abi' must be a number"
+# The configuration alone is checked here; the kernel's ABI is checked at start (e2e/landlock.sh).
+write llmax '.landlock_min_abi = 8'
+out=$(cd "$T" && "$SHARNESSD" --check-config --config llmax.json 2>&1)
+check_eq "landlock_min_abi 8: the configuration is valid" "$(echo "$out" | head -1)" "configuration OK: llmax.json"
+
 printf '{"max_runs": 1, "max_runs": 2}\n' >"$T/dup.json"
 check_bad "key given twice" dup.json "sharnessd: dup.json: key 'max_runs' appears more than once"
 
