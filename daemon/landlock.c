@@ -136,9 +136,9 @@ static const struct landlock_right rights[] = {
 	 * writable mount; every path without a write grant is a read-only
 	 * mount (mount.c ATTR_RO_*, the root remounted read-only). */
 	{"truncate", LANDLOCK_KIND_FS, LANDLOCK_ACCESS_FS_TRUNCATE, 3,
-	 "read-only mounts: every path without a Landlock write grant (the root, /usr, /etc, /opt, "
-	 "/home/sandbox, a read-only workspace, .git, read_paths, exec_paths) is mounted read-only, so "
-	 "truncate(2) and O_TRUNC fail there with EROFS"},
+	 "read-only mounts: every path without a Landlock write grant (the root, /usr and the other "
+	 "system dirs, /etc, /opt, /home/sandbox, a read-only workspace, .git, read_paths, exec_paths) is "
+	 "mounted read-only, so truncate(2) and O_TRUNC fail there with EROFS"},
 	{"bind_tcp", LANDLOCK_KIND_NET, LANDLOCK_ACCESS_NET_BIND_TCP, 4,
 	 "the run's network namespace: it holds only lo, so a port the run binds is reachable from "
 	 "inside the run only"},
@@ -157,7 +157,7 @@ static const struct landlock_right rights[] = {
 	{"signal", LANDLOCK_KIND_SCOPE, LANDLOCK_SCOPE_SIGNAL, 6,
 	 "the run's pid namespace: no process outside it has a pid the run can name, and every "
 	 "process inside (the sandbox init too) is in the run's Landlock domain; the run's uid is "
-	 "its own, so kill(2) finds no other process it may signal"},
+	 "its own, so kill(2) would refuse another uid's process even if the run could name one"},
 };
 #undef FS1
 /* clang-format on */
