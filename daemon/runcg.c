@@ -127,14 +127,17 @@ static int lc_errno(int rc)
 static ssize_t read_small(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int saved, fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, len - 1);
+	saved = errno; /* the caller reads read()'s errno, not close()'s */
 	close(fd);
-	if (n < 0)
+	if (n < 0) {
+		errno = saved;
 		return -1;
+	}
 	buf[n] = '\0';
 	return n;
 }

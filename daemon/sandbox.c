@@ -298,7 +298,7 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	/* vfork: the child only sets up fds and execs, so sharing our memory
 	 * is safe, and it saves copying the page tables of a process that was
 	 * forked from the daemon. */
-	pid_t cmd = vfork();
+	pid_t cmd = vfork(); // NOLINT(bugprone-unsafe-functions): only fd, cwd and exec calls, see above
 	if (cmd < 0)
 		fail(s, STEP_FORK);
 	if (cmd == 0)

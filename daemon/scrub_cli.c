@@ -107,11 +107,12 @@ int scrub_filter_main(int argc, char **argv)
 		char *in = scrub_stream_space(s, &room);
 		double r0 = now();
 		ssize_t n = read(STDIN_FILENO, in, room); /* straight into the stream's window */
+		int rerr = errno; /* now() may change errno */
 		o.io += now() - r0;
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && rerr == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "sharnessd: filter: read stdin: %s\n", strerror(errno));
+			fprintf(stderr, "sharnessd: filter: read stdin: %s\n", strerror(rerr));
 			goto out;
 		}
 		if (n == 0)
