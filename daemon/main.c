@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +33,7 @@
 #include "audit.h"
 #include "config.h"
 #include "front.h"
+#include "instance.h"
 #include "landlock.h"
 #include "launcher.h"
 #include "log.h"
@@ -195,6 +197,47 @@ static void self_check(const struct config *cfg, struct policy_facts *facts, str
 	close(u);
 }
 
+/* A root login shell on a systemd machine sits in a session scope that
+ * systemd has not delegated and that holds other processes: no controller
+ * can be enabled below it.  Ask systemd for a transient scope of our own
+ * with Delegate=yes and run again inside it (systemd-run --scope moves
+ * itself into the scope, then execs us: same pid, same terminal).  The
+ * environment variable stops a loop when systemd would not delegate. */
+static noreturn void restart_in_scope(const struct config *cfg, char **argv)
+{
+	char unit[96], exe[4096];
+	if (getenv("SHARNESSD_IN_SCOPE"))
+		log_fatal("systemd did not delegate the scope it started for us; run sharnessd from its unit "
+		          "(systemctl start sharnessd) instead");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		log_fatal("cannot find our own executable: %s", strerror(errno));
+	exe[n] = '\0';
+	snprintf(unit, sizeof(unit), "--unit=sharnessd-%u-%d", cfg->uid_first, (int)getpid());
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	char **args = calloc((size_t)argc + 8, sizeof(*args));
+	if (!args)
+		log_fatal("out of memory");
+	int i = 0;
+	args[i++] = "systemd-run";
+	args[i++] = "--scope";
+	args[i++] = "--quiet";
+	args[i++] = "--collect";
+	args[i++] = "-p";
+	args[i++] = "Delegate=yes";
+	args[i++] = unit;
+	args[i++] = exe;
+	for (int j = 1; j < argc; j++)
+		args[i++] = argv[j];
+	setenv("SHARNESSD_IN_SCOPE", "1", 1);
+	log_info("this shell's cgroup is not delegated: starting again in the transient scope %s.scope", unit + 7);
+	execvp("systemd-run", args);
+	log_fatal("cannot run systemd-run for a delegated cgroup scope: %s; start sharnessd from its unit instead",
+	          strerror(errno));
+}
+
 static void notify_systemd(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
@@ -292,24 +335,34 @@ int main(int argc, char **argv)
 	log_set_prefix("launcher");
 	if (uidpool_check_range(cfg.uid_first, cfg.uid_count, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
+	if (runcg_wants_scope())
+		restart_in_scope(&cfg, argv);
+	if (instance_claim(cfg.state_dir, cfg.uid_first, cfg.uid_count, err, sizeof(err)) < 0)
+		log_fatal("%s", err);
 
 	struct launcher l = {.cfg = &cfg, .profiles = &profiles};
 	struct policy_facts facts;
 	self_check(&cfg, &facts, &l.seccomp);
 
-	/* Crash recovery: nothing a killed predecessor left may live on. */
-	int killed = uidpool_kill_strays(cfg.uid_first, cfg.uid_count);
-	int removed = runcg_cleanup_stale(err, sizeof(err));
+	/* Crash recovery: nothing a killed predecessor of this state_dir left
+	 * may live on, and nothing else is touched: its run cgroups are those
+	 * below our own runs directory and below the one it recorded (a
+	 * transient scope of an earlier start). */
+	char runs_dir[4096], previous[4096];
+	int removed = runcg_cleanup_stale(err, sizeof(err)), more = 0;
 	if (removed < 0)
 		log_fatal("cannot remove stale run cgroups: %s", err);
-	if (killed > 0 || removed > 0)
-		log_info("recovered from a previous run: killed %d process(es), removed %d cgroup(s)", killed, removed);
+	if (instance_previous_cgroup(cfg.state_dir, previous, sizeof(previous)) == 1 &&
+	    (more = runcg_cleanup_previous(previous, err, sizeof(err))) < 0)
+		log_fatal("%s", err);
+	if (removed + more > 0)
+		log_info("recovered from a previous run: removed %d run cgroup(s) and killed what they held", removed + more);
+	if (runcg_runs_dir(runs_dir, sizeof(runs_dir)) < 0 || instance_record_cgroup(cfg.state_dir, runs_dir) < 0)
+		log_fatal("cannot record the run cgroups in %s/cgroup: %s", cfg.state_dir, strerror(errno));
 
 	l.uids = uidpool_new(cfg.uid_first + 1, cfg.uid_count - 1, err, sizeof(err));
 	if (!l.uids)
 		log_fatal("%s", err);
-	if (mkdir(cfg.state_dir, 0700) < 0 && errno != EEXIST)
-		log_fatal("cannot create state_dir %s: %s", cfg.state_dir, strerror(errno));
 	snprintf(l.newroot, sizeof(l.newroot), "%s/root", cfg.state_dir);
 	if (mkdir(l.newroot, 0700) < 0 && errno != EEXIST)
 		log_fatal("cannot create %s: %s", l.newroot, strerror(errno));
@@ -354,6 +407,7 @@ int main(int argc, char **argv)
 	if (front == 0) {
 		close(ctl[0]);
 		close(ready[0]);
+		instance_close_inherited();
 		f.ctl = ctl[1];
 		/* The front dies with the launcher. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);

@@ -9,6 +9,7 @@
  * it, and the tmpfs root itself is made read-only.
  */
 #include "mount.h"
+#include "seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -284,12 +285,16 @@ static int build_proc(const char *root)
 	if (join(knob, sizeof(knob), dst, "/sys/vm/memfd_noexec") < 0)
 		return -1;
 	int fd = open(knob, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* Before 6.3 the knob does not exist; the seccomp filter then denies
+	 * memfd_create instead (seccomp.c, add_memfd_rule). */
+	if (fd < 0 && !(errno == ENOENT && !seccomp_kernel_has_memfd_noexec()))
 		return -1;
-	ssize_t w = write(fd, "2", 1);
-	close(fd);
-	if (w != 1)
-		return -1;
+	if (fd >= 0) {
+		ssize_t w = write(fd, "2", 1);
+		close(fd);
+		if (w != 1)
+			return -1;
+	}
 	if (join(sys, sizeof(sys), dst, "/sys") < 0)
 		return -1;
 	if (mount(sys, sys, NULL, MS_BIND | MS_REC, NULL) < 0)

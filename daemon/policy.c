@@ -80,7 +80,12 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	/* kept for clients of 0.1: the same number as landlock.abi */
 	cJSON_AddNumberToObject(k, "landlock_abi", facts->landlock_abi);
 	cJSON_AddBoolToObject(k, "memory_controller", facts->memory_controller);
-	cJSON_AddNumberToObject(k, "memfd_noexec", 2);
+	/* 2 (no executable memfd) where the kernel has the knob (6.3+);
+	 * otherwise memfd_create is denied by seccomp: "seccomp". */
+	if (seccomp_kernel_has_memfd_noexec())
+		cJSON_AddNumberToObject(k, "memfd_noexec", 2);
+	else
+		cJSON_AddStringToObject(k, "memfd_noexec", "seccomp: memfd_create denied (kernel before 6.3)");
 	cJSON *ns = cJSON_AddArrayToObject(k, "namespaces");
 	static const char *const names[] = {"cgroup", "ipc", "mnt", "net", "pid", "uts"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,40 +333,93 @@ static bool file_has_word(const char *path, const char *word)
 	return false;
 }
 
+/* systemd is PID 1 (sd_booted(3): the same test). */
+static bool systemd_booted(void)
+{
+	struct stat st;
+	return lstat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* systemd marks the cgroup it delegates (Delegate=yes on a service or a
+ * scope) with the xattr trusted.delegate=1 (systemd docs/CGROUP_DELEGATION.md,
+ * since v251; user.delegate too since v252). */
+static bool is_delegated(const char *dir)
+{
+	char v[4];
+	ssize_t n = getxattr(dir, "trusted.delegate", v, sizeof(v));
+	if (n <= 0)
+		n = getxattr(dir, "user.delegate", v, sizeof(v));
+	return n > 0 && v[0] == '1';
+}
+
+bool runcg_wants_scope(void)
+{
+	char own[PATH_MAX], dir[PATH_MAX * 2];
+	if (!is_cgroup2("/sys/fs/cgroup") || !systemd_booted() || own_cgroup(getpid(), NULL, own, sizeof(own)) < 0)
+		return false;
+	if (own[0] == '\0' || pathf(dir, sizeof(dir), "/sys/fs/cgroup/%s", own) < 0)
+		return false;
+	return !is_delegated(dir);
+}
+
+/* Pure v2.  Three places, one rule each:
+ *   under systemd, a delegated cgroup (the unit's Delegate=yes, or the
+ *     transient scope main.c asks for from a login shell): the daemon
+ *     moves itself to <own>/daemon and runs go to <own>/runs;
+ *   under systemd, not delegated: refused (systemd owns that cgroup and
+ *     would undo what we write; its other processes forbid controllers);
+ *   no systemd: a subtree of our own at the hierarchy's root,
+ *     /sys/fs/cgroup/<parent>/runs; the root is exempt from the
+ *     no-internal-process rule, so the daemon may stay where it is. */
 static int setup_v2(const char *mnt, char *err, size_t errlen)
 {
 	char own[PATH_MAX], dir[PATH_MAX * 2], ctrls[PATH_MAX * 2 + 32];
 	char base[PATH_MAX];
 	const char *want;
+	bool at_root;
 
 	if (own_cgroup(getpid(), NULL, own, sizeof(own)) < 0) {
 		errmsg_set(err, errlen, "cgroup: no v2 entry in /proc/self/cgroup");
 		return -1;
 	}
-	/* At the root (no systemd) the root is exempt from the internal-process
-	 * rule; we still keep runs in a subtree of our own name. */
-	if (own[0] == '\0') {
-		if (pathf(base, sizeof(base), "%s", S.parent_name) < 0 ||
-		    pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0 || mkdir_ok(dir) < 0) {
-			errmsg_set(err, errlen, "cgroup: cannot create %s/%s: %s", mnt, S.parent_name, strerror(errno));
+	at_root = own[0] == '\0' || !systemd_booted();
+	if (!at_root) {
+		if (pathf(base, sizeof(base), "%s", own) < 0 || pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0) {
+			errmsg_set(err, errlen, "cgroup: path too long");
 			return -1;
 		}
-	} else if (pathf(base, sizeof(base), "%s", own) < 0 || pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0) {
+		if (!is_delegated(dir)) {
+			errmsg_set(err, errlen,
+			           "cgroup: %s is not delegated to sharnessd; start it from its unit (Delegate=yes) or "
+			           "as: systemd-run --scope -p Delegate=yes sharnessd ...",
+			           dir);
+			errno = EPERM;
+			return -1;
+		}
+	} else if (pathf(base, sizeof(base), "%s", S.parent_name) < 0 ||
+	           pathf(dir, sizeof(dir), "%s/%s", mnt, base) < 0) {
 		errmsg_set(err, errlen, "cgroup: path too long");
 		return -1;
 	}
-	if (pathf(ctrls, sizeof(ctrls), "%s/cgroup.controllers", dir) < 0 || !file_has_word(ctrls, "pids")) {
+	/* What the root (no systemd) or the delegation point offers. */
+	if (pathf(ctrls, sizeof(ctrls), "%s/cgroup.controllers", at_root ? mnt : dir) < 0 ||
+	    !file_has_word(ctrls, "pids")) {
 		errmsg_set(err, errlen,
-		       "cgroup: the pids controller is not available in %s (run under systemd with Delegate=yes)",
-		       dir);
+		           at_root ? "cgroup: the pids controller is not available in %s (kernel without CONFIG_CGROUP_PIDS?)"
+		                   : "cgroup: the pids controller is not delegated to %s (Delegate=yes, or Delegate=pids memory)",
+		           at_root ? mnt : dir);
 		return -1;
 	}
 	S.mem.on = file_has_word(ctrls, "memory");
 	want = S.mem.on ? "pids memory" : "pids";
-	if (own[0] == '\0') {
-		/* Our process stays in the root, which may have children with
-		 * controllers: only base and base/runs are set up. */
+	if (at_root) {
 		char runs[PATH_MAX * 2 + 8];
+		if (enable_ctrls(mnt, want, err, errlen) < 0)
+			return -1;
+		if (mkdir_ok(dir) < 0) {
+			errmsg_set(err, errlen, "cgroup: cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
 		if (enable_ctrls(dir, want, err, errlen) < 0)
 			return -1;
 		if (pathf(runs, sizeof(runs), "%s/runs", dir) < 0 || mkdir_ok(runs) < 0) {
@@ -387,6 +441,48 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 	}
 	S.track = S.pids;
 	return 0;
+}
+
+int runcg_runs_dir(char *out, size_t outlen)
+{
+	if (!S.ready)
+		return -1;
+	return pathf(out, outlen, "%s/%s", S.pids.mnt, S.pids.parent);
+}
+
+int runcg_cleanup_previous(const char *dir, char *err, size_t errlen)
+{
+	char own[PATH_MAX * 2], path[PATH_MAX * 3];
+	int removed = 0;
+
+	/* Our own runs directory is runcg_cleanup_stale's; only a v2 directory
+	 * elsewhere (the scope of an earlier start) is handled here. */
+	if (runcg_runs_dir(own, sizeof(own)) < 0 || strcmp(own, dir) == 0 || !is_cgroup2(dir))
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || !name_ok(de->d_name))
+			continue;
+		if (pathf(path, sizeof(path), "%s/%s/cgroup.kill", dir, de->d_name) < 0)
+			continue;
+		write_str(path, "1");
+		path[strlen(path) - strlen("/cgroup.kill")] = '\0';
+		/* cgroup.kill is synchronous for signal delivery; the exits
+		 * follow within milliseconds, rmdir fails EBUSY until then. */
+		for (int i = 0; i < 200 && rmdir(path) < 0 && errno == EBUSY; i++)
+			usleep(10000);
+		if (access(path, F_OK) == 0) {
+			errmsg_set(err, errlen, "cgroup: cannot remove %s of a previous daemon: %s", path, strerror(errno));
+			closedir(d);
+			return -1;
+		}
+		removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t errlen)

@@ -31,6 +31,17 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
  * subtree_control of dir and of a new <dir>/runs.  dir is an absolute path. */
 int runcg_v2_delegate(const char *dir, const char *controllers, char *err, size_t errlen);
 
+/* Pure v2 under systemd in a cgroup systemd has not delegated to us (a
+ * root login shell's session scope): main.c then restarts the daemon in
+ * a transient scope with Delegate=yes. */
+bool runcg_wants_scope(void);
+/* The directory the run cgroups live in (absolute), for the state record. */
+int runcg_runs_dir(char *out, size_t outlen);
+/* Kill and remove the run cgroups below `dir`, the runs directory an earlier
+ * daemon of this state_dir recorded, when it is not ours (v2 only).
+ * Returns the number removed, -1 on error. */
+int runcg_cleanup_previous(const char *dir, char *err, size_t errlen);
+
 const char *runcg_version(void);   /* "v1", "hybrid" or "v2" */
 bool runcg_has_memory(void);
 

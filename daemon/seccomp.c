@@ -300,6 +300,24 @@ err_close:
 	return -1;
 }
 
+bool seccomp_kernel_has_memfd_noexec(void)
+{
+	return access("/proc/sys/vm/memfd_noexec", F_OK) == 0;
+}
+
+/* Before Linux 6.3 there is no vm.memfd_noexec: an executable memfd run by
+ * execve("/proc/self/fd/N") would pass both Landlock (a memfd has no path
+ * beneath any rule) and every noexec mount.  There the run may not create a
+ * memfd at all (EPERM); the few programs that need one fail with a clear
+ * errno instead of the sandbox having a hole. */
+static int add_memfd_rule(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	if (seccomp_kernel_has_memfd_noexec())
+		return 0;
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), memfd_create, 0);
+	return 0;
+}
+
 static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 {
 	static const char *const eperm[] = {DENY_EPERM(NAME_STR)};
@@ -329,7 +347,8 @@ static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 	}
 	if (add_names(ctx, eperm, sizeof(eperm) / sizeof(eperm[0]), EPERM, err, errlen) < 0 ||
 	    add_names(ctx, enosys, sizeof(enosys) / sizeof(enosys[0]), ENOSYS, err, errlen) < 0 ||
-	    add_arg_rules(ctx, err, errlen) < 0 || (front && add_front_rules(ctx, err, errlen) < 0))
+	    add_arg_rules(ctx, err, errlen) < 0 || (front && add_front_rules(ctx, err, errlen) < 0) ||
+	    (!front && add_memfd_rule(ctx, err, errlen) < 0))
 		goto err_release;
 	if (export_prog(ctx, out, err, errlen) < 0)
 		goto err_release;

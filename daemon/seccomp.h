@@ -8,6 +8,7 @@
 #ifndef SHARNESS_SECCOMP_H
 #define SHARNESS_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/filter.h>
 
@@ -22,6 +23,10 @@ int seccomp_apply(const struct sock_fprog *prog);
  * of the process is filtered; -1 with ESRCH if a thread could not be synced. */
 int seccomp_apply_tsync(const struct sock_fprog *prog);
 void seccomp_prog_free(struct sock_fprog *prog);
+
+/* Linux >= 6.3: vm.memfd_noexec exists.  Without it the sandbox filter
+ * denies memfd_create (see seccomp.c). */
+bool seccomp_kernel_has_memfd_noexec(void);
 
 /* Names of the denied syscalls, NULL-terminated, for /v0/policy. */
 const char *const *seccomp_denied_names(void);

@@ -9,10 +9,12 @@
 #      is printed; after the restart nothing of the old daemon may be left,
 #      whichever of the two did the cleanup.
 #   2. SIGKILL the launcher and every supervisor at once (what the OOM killer
-#      or `kill -9` of the whole process tree does), with a stray process of
-#      the uid range planted outside any run: run cgroups and the stray are
-#      then certainly left, and the restart must log
-#      "recovered from a previous run: killed N process(es), removed M cgroup(s)".
+#      or `kill -9` of the whole process tree does): run cgroups are then
+#      certainly left, and the restart must log "recovered from a previous
+#      run: removed N run cgroup(s) and killed what they held".  A process of
+#      the uid range planted outside every cgroup of ours must be left alone:
+#      recovery kills only what this daemon's record and cgroups name, never
+#      "every process of a uid" (it could be another daemon's run).
 . "$(dirname "$0")/lib.sh"
 
 # ctl_path CONTROLLER: this shell's cgroup in a v1 controller ("" for the v2 hierarchy).
@@ -137,8 +139,8 @@ SUPERVISORS=$(for p in $(children_of "$DAEMON_PID"); do
 done)
 FRONT=$(children_of "$DAEMON_PID" | grep -vx "$(echo $SUPERVISORS | tr ' ' '\n')")
 OLD_RUN=$(procs_in_range | grep -vx "$FRONT")
-# A process of the range outside any run and any cgroup of ours: only the
-# /proc scan of the uid range can find it.
+# A process of the range outside any run and any cgroup of ours: not ours
+# to kill.
 setpriv --reuid=$((UID_FIRST + 4000)) --regid=$((UID_FIRST + 4000)) --clear-groups sleep 1000 &
 STRAY=$!
 sleep 0.2
@@ -158,10 +160,11 @@ report_left "after SIGKILL of the launcher and the supervisors"
 check "2: run cgroups are left for the next daemon" test -n "$(run_cgroups)"
 
 check "2: the daemon starts again with the same config" restart "$T/daemon3.log"
-line=$(grep -o 'recovered from a previous run: killed [0-9]* process(es), removed [0-9]* cgroup(s)' "$T/daemon3.log")
+line=$(grep -o 'recovered from a previous run: removed [0-9]* run cgroup(s) and killed what they held' "$T/daemon3.log")
 echo "# $line"
-check_match "2: recovery is logged" "$line" '^recovered from a previous run: killed [1-9][0-9]* process\(es\), removed [1-9][0-9]* cgroup\(s\)$'
-check "2: the stray is killed" wait_gone 2 $STRAY
+check_match "2: recovery is logged" "$line" '^recovered from a previous run: removed [1-9][0-9]* run cgroup\(s\) and killed what they held$'
+check "2: the process of the range outside our cgroups is left alone" kill -0 "$STRAY"
+kill -KILL "$STRAY"
 wait "$STRAY" 2>/dev/null
 check_eq "2: no process of the old run is left" "$(alive $OLD_RUN $SUPERVISORS $STRAY | tr '\n' ' ')" ""
 check "2: no process of the range but the new front" only_new_front

@@ -1,0 +1,189 @@
+/*
+ * instance.c - one daemon per uid range and state_dir (see instance.h).
+ *
+ * Two kinds of claim, both released by the kernel when the daemon dies, so a
+ * crash never leaves a claim that blocks the next start:
+ *   state_dir  an exclusive flock(2) on <state_dir>/sharnessd.lock, which
+ *              holds the owner's pid for the refusal sentence;
+ *   uid range  an abstract unix socket named "sharnessd:range:<first>:<count>:<pid>"
+ *              in the host's network namespace.  Every live daemon's range is
+ *              then listed in /proc/net/unix; abstract names need no writable
+ *              directory (the unit's ProtectSystem=strict leaves none shared
+ *              by the unit and a `make run`), and vanish with their socket.
+ * The socket is bound before the others are read, so of two daemons starting
+ * at once at least one sees the other (both may refuse: fail closed).
+ *
+ * Crash recovery reads <state_dir>/cgroup: the run cgroup base of the daemon
+ * that used this state_dir before.  Only what lies below it is killed, never
+ * "every process of a uid" (that would hit another daemon's runs).
+ *
+ * Trust: start-up, root; the names read from /proc/net/unix come from other
+ * local processes and are parsed strictly.
+ */
+#include "instance.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+
+#define RANGE_PREFIX "sharnessd:range:"
+
+static int lock_fd = -1, range_fd = -1;
+
+/* The pid written in an existing lock file, 0 if none could be read. */
+static long lock_owner(int fd)
+{
+	char buf[32] = {0};
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	return n > 0 ? strtol(buf, NULL, 10) : 0;
+}
+
+static int claim_state_dir(const char *state_dir, char *err, size_t errlen)
+{
+	char path[4096], pid[32];
+
+	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
+		errmsg_set(err, errlen, "cannot create state_dir %s: %s", state_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/sharnessd.lock", state_dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		errmsg_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		long owner = lock_owner(fd);
+		close(fd);
+		errmsg_set(err, errlen,
+		           "another sharnessd (pid %ld) uses state_dir %s; stop it first, or give this daemon its own "
+		           "state_dir and uid_range",
+		           owner, state_dir);
+		return -1;
+	}
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	lock_fd = fd;
+	return 0;
+}
+
+/* One line of /proc/net/unix ends in the path, "@name" for an abstract one.
+ * Returns 1 and fills the range of another daemon, 0 for anything else. */
+static int parse_range(const char *line, uint64_t *first, uint64_t *count, long *pid)
+{
+	const char *at = strstr(line, " @" RANGE_PREFIX);
+	if (!at)
+		return 0;
+	at += 2 + strlen(RANGE_PREFIX);
+	char tail;
+	if (sscanf(at, "%" SCNu64 ":%" SCNu64 ":%ld%c", first, count, pid, &tail) != 4 || tail != '\n')
+		return 0;
+	return *count > 0 && *pid > 0;
+}
+
+static int claim_range(uint64_t first, uint64_t count, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, RANGE_PREFIX "%" PRIu64 ":%" PRIu64 ":%d",
+	                   first, count, (int)getpid());
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) < 0) {
+		errmsg_set(err, errlen, "cannot register the uid range (abstract unix socket): %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	FILE *f = fopen("/proc/net/unix", "re");
+	if (!f) {
+		errmsg_set(err, errlen, "cannot read /proc/net/unix to find other daemons: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	char line[512];
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		uint64_t f2, c2;
+		long pid;
+		if (!parse_range(line, &f2, &c2, &pid) || pid == getpid())
+			continue;
+		if (first < f2 + c2 && f2 < first + count) {
+			errmsg_set(err, errlen,
+			           "another sharnessd (pid %ld) uses uid_range %" PRIu64 "-%" PRIu64
+			           ", which overlaps this one (%" PRIu64 "-%" PRIu64
+			           "); give this daemon a uid_range of its own (uid_range.first)",
+			           pid, f2, f2 + c2 - 1, first, first + count - 1);
+			rc = -1;
+		}
+	}
+	fclose(f);
+	if (rc < 0) {
+		close(fd);
+		return -1;
+	}
+	range_fd = fd;
+	return 0;
+}
+
+int instance_claim(const char *state_dir, uint64_t uid_first, uint64_t uid_count, char *err, size_t errlen)
+{
+	if (claim_range(uid_first, uid_count, err, errlen) < 0)
+		return -1;
+	return claim_state_dir(state_dir, err, errlen);
+}
+
+void instance_close_inherited(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+	if (range_fd >= 0)
+		close(range_fd);
+	lock_fd = range_fd = -1;
+}
+
+int instance_previous_cgroup(const char *state_dir, char *out, size_t outlen)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cgroup", state_dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	ssize_t n = read(fd, out, outlen - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	/* Only a cgroup path is taken from the file: anything else is ignored. */
+	if (strncmp(out, "/sys/fs/cgroup/", 15) != 0 || strstr(out, "/../") || strstr(out, "/./"))
+		return 0;
+	return 1;
+}
+
+int instance_record_cgroup(const char *state_dir, const char *dir)
+{
+	char path[4096], tmp[4096];
+	snprintf(path, sizeof(path), "%s/cgroup", state_dir);
+	snprintf(tmp, sizeof(tmp), "%s/cgroup.new", state_dir);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(dir);
+	int ok = write(fd, dir, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+	close(fd);
+	return ok && rename(tmp, path) == 0 ? 0 : -1;
+}

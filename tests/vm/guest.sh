@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# tests/vm/guest.sh - runs as root inside a booted Debian system (tests/vm/run.sh
+# puts the tree at /src; systemd is PID 1, pure cgroup v2, the distribution's
+# own kernel).  The checks of a real system, each an "ok"/"not ok" line:
+#   build      the host's binaries (same distribution) or `make all` here
+#   install    make install, sharness-mkcerts, the unit under systemd
+#   verdicts   the verdict table through the unit (tests/vm/verdicts.sh)
+#   make run   from this shell's cgroup, which systemd has not delegated and
+#              which holds other processes (a root login shell's situation)
+#   doctor     sharnessd --doctor and sharness-client doctor
+# VM_BUILD=1 builds here instead of using build/ from the host.
+set -u
+cd /src
+. tests/e2e/lib_checks.sh
+say() { echo "# $*"; }
+
+say "kernel $(uname -r); $(systemctl --version | head -1); cgroup: $(stat -fc %T /sys/fs/cgroup); lsm: $(cat /sys/kernel/security/lsm 2>/dev/null)"
+say "this shell's cgroup: $(cat /proc/self/cgroup)"
+check_eq "pure cgroup v2" "$(stat -fc %T /sys/fs/cgroup)" cgroup2fs
+check_eq "systemd is PID 1" "$(cat /proc/1/comm)" systemd
+
+# ---- build -----------------------------------------------------------------
+if [ "${VM_BUILD:-0}" = 1 ]; then
+	rm -rf build
+	check "scripts/deps.sh installs what the build needs" scripts/deps.sh
+	start=$(date +%s)
+	if make -j"$(nproc)" all probes >/tmp/build.log 2>&1; then ok "make all builds here ($(($(date +%s) - start)) s)"
+	else not_ok "make all builds here" "$(tail -20 /tmp/build.log)"; fi
+fi
+check "sharnessd runs" build/sharnessd --version
+check_match "the client is static" "$(file build/sharness-client)" 'statically linked'
+
+# ---- install and the unit ----------------------------------------------------
+# -o: install the binaries as they are (no rebuild without the objects).
+if make -o build/sharnessd -o build/sharness-client install >/tmp/install.log 2>&1; then ok "make install"
+else not_ok "make install" "$(tail -20 /tmp/install.log)"; fi
+check "sharness-mkcerts makes the certificates" sharness-mkcerts /etc/sharness/certs
+systemctl daemon-reload
+systemctl start sharnessd
+check_eq "sharnessd.service is active" "$(systemctl is-active sharnessd)" active
+if [ "$(systemctl is-active sharnessd)" != active ]; then
+	journalctl -u sharnessd --no-pager | tail -20 | sed 's/^/#   /'
+fi
+mainpid=$(systemctl show -p MainPID --value sharnessd)
+say "unit cgroup: $(systemctl show -p ControlGroup --value sharnessd)"
+bash tests/vm/verdicts.sh https://127.0.0.1:7443 /etc/sharness/certs /srv/sharness "$mainpid" "unit: "
+journalctl -u sharnessd --no-pager | grep -iE 'fail|error|refus' | tail -5 | sed 's/^/# journal: /'
+
+# A second daemon on the same range or state_dir refuses, naming the first.
+out=$(timeout 20 /usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json 2>&1)
+check_match "a second daemon on the unit's range refuses, naming its pid" "$out" "another sharnessd \\(pid [0-9]+\\)"
+check_eq "the unit survived the second daemon" "$(systemctl is-active sharnessd)" active
+systemctl stop sharnessd
+
+# ---- make run from a shell whose cgroup is not delegated -----------------------
+# This script runs in vmlab-run.service: a cgroup systemd did not delegate
+# and that holds this shell, like a root login shell's session scope.
+sleep 600 &
+companion=$!
+rm -rf /root/.sharness-dev
+make -o all run >/tmp/makerun.log 2>&1 &
+runpid=$!
+# Under TCG the certificates alone take a while: up to 3 minutes.
+for _ in $(seq 1 900); do
+	grep -q 'listening on' /tmp/makerun.log && break
+	kill -0 "$runpid" 2>/dev/null || break
+	sleep 0.2
+done
+if grep -q 'listening on' /tmp/makerun.log; then ok "make run starts from a non-delegated shell cgroup"
+else not_ok "make run starts from a non-delegated shell cgroup" "$(tail -20 /tmp/makerun.log)"; fi
+dpid=$(pgrep -o -x sharnessd || echo 0)
+say "make run's daemon: pid $dpid, cgroup $(cat /proc/"$dpid"/cgroup 2>/dev/null)"
+certs=$(sed -n 's/.*--cacert \([^ ]*\)\/ca.pem.*/\1/p' /tmp/makerun.log | head -1)
+bash tests/vm/verdicts.sh https://127.0.0.1:7443 "${certs:-/nonexistent}" "$PWD" "$dpid" "make run: "
+kill -TERM "$dpid" 2>/dev/null
+wait "$runpid" 2>/dev/null
+kill "$companion" 2>/dev/null
+
+# ---- doctor --------------------------------------------------------------------
+if build/sharnessd --help 2>&1 | grep -q -- --doctor; then
+	systemctl start sharnessd
+	out=$(sharnessd --doctor --config /etc/sharness/sharnessd.json 2>&1); rc=$?
+	printf '%s\n' "$out" | sed 's/^/# doctor: /'
+	check_eq "sharnessd --doctor: no ✘ on this system (exit 0)" "$rc" 0
+	systemctl stop sharnessd
+else
+	not_ok "sharnessd --doctor exists"
+fi
+[ "$E2E_FAILED" = 0 ]
