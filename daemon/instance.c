@@ -187,3 +187,44 @@ int instance_record_cgroup(const char *state_dir, const char *dir)
 	close(fd);
 	return ok && rename(tmp, path) == 0 ? 0 : -1;
 }
+
+/* ---- read-only probe (sharnessd --doctor) ----------------------------- */
+
+int instance_probe(const char *state_dir, uint64_t first, uint64_t count, struct instance_holders *h, char *err,
+                   size_t errlen)
+{
+	char path[4096], line[512];
+
+	memset(h, 0, sizeof(*h));
+	FILE *f = fopen("/proc/net/unix", "re");
+	if (!f) {
+		errmsg_set(err, errlen, "cannot read /proc/net/unix to find other daemons: %s", strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t f2, c2;
+		long pid;
+		if (!parse_range(line, &f2, &c2, &pid) || pid == getpid())
+			continue;
+		if (first < f2 + c2 && f2 < first + count) {
+			h->range_pid = pid;
+			h->range_first = f2;
+			h->range_count = c2;
+			break;
+		}
+	}
+	fclose(f);
+	/* No O_CREAT: a state_dir that has no lock file keeps having none. */
+	snprintf(path, sizeof(path), "%s/sharnessd.lock", state_dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd >= 0) {
+		if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+			h->dir_locked = errno == EWOULDBLOCK;
+			h->dir_pid = lock_owner(fd);
+		} else {
+			flock(fd, LOCK_UN);
+		}
+		close(fd);
+	}
+	return 0;
+}

@@ -28,4 +28,20 @@ int instance_previous_cgroup(const char *state_dir, char *out, size_t outlen);
 /* Record this daemon's run cgroup directory (atomically replaced). */
 int instance_record_cgroup(const char *state_dir, const char *dir);
 
+/* Read-only probe for `sharnessd --doctor`: who holds what instance_claim
+ * would take, without creating, binding or keeping anything.  range_pid: a
+ * live daemon whose registered range overlaps [first, first+count), with
+ * that range; dir_locked: <state_dir>/sharnessd.lock exists and is locked,
+ * dir_pid the pid written in it (0 unreadable).  The lock is tested with a
+ * shared, non-blocking flock released at once; a missing file is left
+ * missing.  -1 with err when /proc/net/unix cannot be read. */
+struct instance_holders {
+	long range_pid;
+	uint64_t range_first, range_count;
+	int dir_locked;
+	long dir_pid;
+};
+int instance_probe(const char *state_dir, uint64_t first, uint64_t count, struct instance_holders *h, char *err,
+                   size_t errlen);
+
 #endif

@@ -32,6 +32,7 @@
 #include "approval.h"
 #include "audit.h"
 #include "config.h"
+#include "doctor.h"
 #include "front.h"
 #include "instance.h"
 #include "landlock.h"
@@ -53,6 +54,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: sharnessd [--config FILE] [--verbose]\n"
 	        "       sharnessd --check-config [--config FILE]\n"
+	        "       sharnessd --doctor [--config FILE]\n"
 	        "       sharnessd --filter [--secrets FILE] [--tls-key FILE]\n"
 	        "       sharnessd --version | --help\n"
 	        "\n"
@@ -64,6 +66,9 @@ static void usage(FILE *out)
 	        "                   profiles in ./profiles, the current directory as workspace)\n"
 	        "  --check-config   validate the configuration and profiles, print their policy\n"
 	        "                   hashes, and exit\n"
+	        "  --doctor         check this system and the configuration without starting or\n"
+	        "                   changing anything: one line per check, \u2714 or \u2718 with the\n"
+	        "                   fix; exit 1 on any \u2718\n"
 	        "  --filter         filter stdin to stdout with the secret filter, print a summary\n"
 	        "                   on stderr; --secrets FILE adds vault keys, --tls-key FILE a\n"
 	        "                   private key to treat as a secret too\n"
@@ -283,6 +288,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, 'k'},
+		{"doctor", no_argument, NULL, 'D'},
 		{"verbose", no_argument, NULL, 'v'},      {"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
 	const char *config_path = NULL;
@@ -298,6 +304,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			check = 1;
+			break;
+		case 'D':
+			check = 2;
 			break;
 		case 'v':
 			log_set_verbose(1);
@@ -318,6 +327,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (check == 2)
+		return doctor_main(config_path);
 	struct config cfg;
 	struct profile_set profiles = {0};
 	if ((config_path ? config_load(config_path, &cfg, err, sizeof(err)) : config_defaults(&cfg, err, sizeof(err))) < 0)

@@ -1119,3 +1119,62 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 	}
 	return removed;
 }
+
+/* ---- read-only probe (sharnessd --doctor) ----------------------------- */
+
+/* The mount point of the v1 hierarchy holding `ctrl`, from /proc/self/mounts
+ * (what libcgroup's cgroup_init reads too). */
+static bool probe_v1_mount(const char *ctrl, char *out, size_t outlen)
+{
+	char line[PATH_MAX + 256], dev[64], mnt[PATH_MAX], type[32], opts[512];
+	FILE *f = fopen("/proc/self/mounts", "re");
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *tok, *save = NULL;
+		if (sscanf(line, "%63s %4095s %31s %511s", dev, mnt, type, opts) != 4 || strcmp(type, "cgroup") != 0)
+			continue;
+		for (tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, ctrl) == 0)
+				found = pathf(out, outlen, "%s", mnt) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+void runcg_probe(struct runcg_probe *p)
+{
+	char mnt[PATH_MAX], own[PATH_MAX], ctrls[PATH_MAX * 2];
+
+	memset(p, 0, sizeof(*p));
+	p->systemd = systemd_booted();
+	if (is_cgroup2("/sys/fs/cgroup")) {
+		snprintf(p->layout, sizeof(p->layout), "v2");
+		if (own_cgroup(getpid(), NULL, own, sizeof(own)) < 0)
+			own[0] = '\0';
+		p->at_root = own[0] == '\0' || !p->systemd;
+		if (p->at_root)
+			snprintf(p->base, sizeof(p->base), "/sys/fs/cgroup");
+		else
+			pathf(p->base, sizeof(p->base), "/sys/fs/cgroup/%s", own);
+		p->delegated = !p->at_root && is_delegated(p->base);
+		/* Not delegated: the transient scope gets what the root offers. */
+		pathf(ctrls, sizeof(ctrls), "%s/cgroup.controllers",
+		      p->at_root || !p->delegated ? "/sys/fs/cgroup" : p->base);
+		p->pids = file_has_word(ctrls, "pids");
+		p->memory = file_has_word(ctrls, "memory");
+		p->writable = access(p->base, W_OK) == 0;
+		return;
+	}
+	if (!probe_v1_mount("pids", mnt, sizeof(mnt)))
+		return;
+	snprintf(p->layout, sizeof(p->layout), is_cgroup2(UNIFIED_MNT) ? "hybrid" : "v1");
+	p->pids = true;
+	if (own_cgroup(getpid(), "pids", own, sizeof(own)) < 0)
+		own[0] = '\0';
+	pathf(p->base, sizeof(p->base), own[0] ? "%s/%s" : "%s%s", mnt, own);
+	p->writable = access(p->base, W_OK) == 0;
+	p->memory = probe_v1_mount("memory", ctrls, sizeof(ctrls));
+}

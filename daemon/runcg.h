@@ -61,4 +61,18 @@ int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms);
 /* Remove the (empty) cgroup and free cg; -1 (cg still freed) if it could not be removed. */
 int runcg_destroy(struct run_cgroup *cg);
 
+/* Read-only probe for `sharnessd --doctor`: what runcg_init_named would find,
+ * without cgroup_init, mkdir, moves or writes.  Fills `p`; never fails (an
+ * empty layout means no pids controller is mounted). */
+struct runcg_probe {
+	char layout[8];      /* "v1", "hybrid", "v2"; "" without a pids controller */
+	bool pids, memory;   /* the controllers the runs would get */
+	bool systemd;        /* systemd is PID 1 */
+	bool at_root;        /* v2: a subtree of our own at the root (no systemd) */
+	bool delegated;      /* v2 under systemd: our cgroup is delegated */
+	bool writable;       /* base accepts a new cgroup (access W_OK) */
+	char base[4096];     /* where the "sharness-<first>" parent would be made */
+};
+void runcg_probe(struct runcg_probe *p);
+
 #endif
