@@ -24,6 +24,7 @@
 #include "api.h"
 #include "buf.h"
 #include "conf.h"
+#include "doctor.h"
 #include "hook.h"
 #include "mcp.h"
 #include "run.h"
@@ -45,6 +46,8 @@ static const char usage_text[] =
 	"  hook claude|codex|gemini|cursor [--profile P] [--ask]\n"
 	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
 	"  mcp [--profile P]             MCP stdio server with one tool, run_command\n"
+	"  doctor                        check the certificates, a real request to the daemon and\n"
+	"                                each agent's hook: one \u2714/\u2718 line each; exit 1 on any \u2718\n"
 	"\n"
 	"connection (flag, else environment, else default):\n"
 	"  --url   SHARNESS_URL   https://127.0.0.1:7443\n"
@@ -388,6 +391,8 @@ int main(int argc, char **argv)
 			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask]");
 		else
 			code = hook_main(&o);
+	} else if (strcmp(a.cmdname, "doctor") == 0) {
+		code = a.npos ? die(EXIT_USAGE, "doctor takes no arguments") : doctor_run(&a.conf);
 	} else if (strcmp(a.cmdname, "mcp") == 0) {
 		code = a.npos ? die(EXIT_USAGE, "mcp takes no arguments") : mcp_main(&a.conf, a.profile);
 	} else {

@@ -1,0 +1,142 @@
+#!/bin/bash
+# tests/e2e/doctor.sh - sharnessd --doctor and sharness-client doctor (SPEC §15.1):
+# a good configuration gives only ✔ lines and exit 0; each broken one gives its ✘ line
+# with the fix and exit 1; the doctor leaves nothing behind (no cgroup, no lock file).
+. "$(dirname "$0")/lib.sh"
+
+# doctor NAME CONFIG: run sharnessd --doctor; DOUT, DRC
+doctor() {
+	DOUT=$("$SHARNESSD" --doctor --config "$1" 2>&1)
+	DRC=$?
+	printf '%s\n' "$DOUT" >"$T/doctor.$(basename "$1" .json).out"
+}
+# variant NAME JQ_FILTER: $T/NAME.json from the base configuration
+variant() { local n=$1; shift; jq "$@" "$T/base.json" >"$T/$n.json"; }
+xline() { printf '%s\n' "$DOUT" | grep '^✘' | tr '\n' ' '; }
+
+cgroups_now() { ls -d /sys/fs/cgroup/*/sharness-* /sys/fs/cgroup/sharness-* 2>/dev/null | sort; }
+before_cg=$(cgroups_now)
+
+# A configuration of the harness's shape, not started: own port, range, state_dir.
+PORT=$(free_port)
+UID_FIRST=$((1900000000 + 4096 * (RANDOM % 50000)))
+WS=$T/ws
+mkdir -p "$WS" "$T/profiles"
+cp "$ROOT"/profiles/*.json "$T/profiles/"
+"$ROOT/certs/mkcerts" "$T/certs" >/dev/null
+e2e_config
+jq --arg s "$T/dstate" '.state_dir = $s' "$T/sharnessd.json" >"$T/base.json"
+
+doctor "$T/base.json"
+check_eq "good config: exit 0" "$DRC" 0
+check_eq "good config: only ✔ lines" "$(printf '%s\n' "$DOUT" | grep -vc '^✔')" 0
+for what in 'configuration' 'running as root' 'Landlock ABI' 'seccomp filter builds' 'run namespaces' \
+	'idmap user namespace' 'cgroups (hybrid|v1|v2)' 'uid_range .* is free' 'tls.cert .* signed by tls.ca' \
+	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free'; do
+	check_match "good config: a ✔ line for '$what'" "$DOUT" "✔ $what"
+done
+abi=$(printf '%s\n' "$DOUT" | sed -n 's/^✔ Landlock ABI \([0-9]*\).*/\1/p')
+check "nothing left: no state_dir (so no lock file) was created" test ! -e "$T/dstate"
+check "nothing left: no audit log was created" test ! -e "$T/audit.log"
+check_eq "nothing left: no sharness-* cgroup was created" "$(cgroups_now)" "$before_cg"
+
+# Expired server certificate (signed by the same CA, serverAuth).
+"$ROOT/certs/mkcerts" "$T/certs" --client srvold - --expired --eku server >/dev/null
+variant expired --arg t "$T" '.tls.cert = ($t + "/certs/srvold.pem") | .tls.key = ($t + "/certs/srvold.key")'
+doctor "$T/expired.json"
+check_eq "expired server certificate: exit 1" "$DRC" 1
+check_match "expired server certificate: ✘ with the fix" "$(xline)" \
+	"✘ tls.cert $T/certs/srvold.pem expired on [0-9-]+ [0-9:]+ UTC: issue a new server certificate"
+
+# Missing key.
+variant nokey --arg t "$T" '.tls.key = ($t + "/certs/missing.key")'
+doctor "$T/nokey.json"
+check_eq "missing key: exit 1" "$DRC" 1
+check_match "missing key: ✘ names the file and the fix" "$(xline)" \
+	"✘ tls.key $T/certs/missing.key: cannot read it \(No such file or directory\): point tls.key at"
+
+# World-writable workspace.
+mkdir -p "$T/wsww" && chmod 0777 "$T/wsww"
+variant ww --arg w "$T/wsww" '.workspaces += [$w]'
+doctor "$T/ww.json"
+check_eq "world-writable workspace: exit 1" "$DRC" 1
+check_match "world-writable workspace: ✘ with chmod o-w" "$(xline)" \
+	"✘ workspace $T/wsww is world-writable \(mode 0777\).*chmod o-w $T/wsww"
+
+# landlock_min_abi above the running ABI: the start-up's own refusal sentence.
+if [ -n "$abi" ] && [ "$abi" -lt 8 ]; then
+	variant ll --arg s "$T/llstate" ".landlock_min_abi = $((abi + 1)) | .state_dir = \$s"
+	doctor "$T/ll.json"
+	check_eq "landlock_min_abi $((abi + 1)) > ABI $abi: exit 1" "$DRC" 1
+	check_match "landlock_min_abi: ✘ with the start-up's refusal" "$(xline)" "✘ Landlock: .*ABI $abi"
+	timeout 20 "$SHARNESSD" --config "$T/ll.json" >"$T/ll.start" 2>&1
+	refusal=$(sed -n 's/.*sharnessd: //p' "$T/ll.start" | head -1)
+	check_match "landlock_min_abi: the doctor prints the same sentence the start-up refuses with" \
+		"$(xline)" "✘ Landlock: $(printf '%s' "${refusal#*: }" | sed 's/[][\.*^$()+?{}|]/\\&/g')"
+else
+	not_ok "landlock_min_abi case needs a running ABI below 8" "got: '${abi}'"
+fi
+
+# A broken configuration is a ✘, not a crash.
+printf '{"listen": 7}' >"$T/badcfg.json"
+doctor "$T/badcfg.json"
+check_eq "unparsable configuration: exit 1" "$DRC" 1
+check_match "unparsable configuration: ✘ configuration with --check-config" "$(xline)" "✘ configuration: .*--check-config"
+
+# A live daemon holding the range; first the doctor of its own configuration.
+e2e_start
+doctor "$T/sharnessd.json"
+check_eq "the running daemon's own configuration: exit 0" "$DRC" 0
+check_match "own configuration: ✔ the claims are this configuration's daemon" "$DOUT" \
+	"✔ uid_range and state_dir .* held by this configuration's running sharnessd \(pid $DAEMON_PID\)"
+check_match "own configuration: ✔ reachability (TCP connect)" "$DOUT" \
+	"✔ sharnessd \(pid $DAEMON_PID\) listens on https://127.0.0.1:$PORT: TCP connect OK"
+jq --arg s "$T/ostate" --argjson f $((UID_FIRST + 100)) --argjson p "$(free_port)" \
+	'.state_dir = $s | .uid_range.first = $f | .listen = ("127.0.0.1:" + ($p|tostring))' \
+	"$T/sharnessd.json" >"$T/overlap.json"
+doctor "$T/overlap.json"
+check_eq "overlapping uid range of a live daemon: exit 1" "$DRC" 1
+check_match "overlapping range: ✘ names the live pid and the fix" "$(xline)" \
+	"✘ uid_range $((UID_FIRST + 100))-[0-9]+: another sharnessd \(pid $DAEMON_PID\) uses uid_range $UID_FIRST-$((UID_FIRST + 4095)), which overlaps: give this daemon a uid_range of its own"
+check "overlapping range: the doctor created no lock file" test ! -e "$T/ostate"
+jq --arg s "$T/state" --argjson f $((UID_FIRST + 8192)) '.uid_range.first = $f' "$T/sharnessd.json" >"$T/samedir.json"
+doctor "$T/samedir.json"
+check_match "shared state_dir: ✘ names the pid holding its lock" "$(xline)" \
+	"✘ state_dir $T/state: another sharnessd \(pid $DAEMON_PID\) holds its lock"
+
+# sharness-client doctor against the running daemon, with hooks in a home of its own.
+export HOME=$T/home
+cd "$T"
+mkdir -p "$HOME/.claude" "$HOME/.gemini"
+jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash", hooks: [{type: "command", command: $c}]}]}}' \
+	>"$HOME/.claude/settings.json"
+client_run doctor
+check_eq "client doctor: exit 0" "$RC" 0
+check_match "client doctor: reachability over mTLS with the policy hash" "$OUT" \
+	"✔ sharnessd at https://127.0.0.1:$PORT answers GET /v0/policy over mutual TLS: .*policy sha256:[0-9a-f]{64}"
+check_match "client doctor: the certificate's role" "$OUT" "✔ certificate $T/certs/app.pem: role app, valid until"
+check_match "client doctor: Claude Code hook installed" "$OUT" "✔ Claude Code hook installed"
+check_match "client doctor: Gemini not installed is a note" "$OUT" "✔ Gemini CLI hook: not installed \(see docs/agents.md\)"
+check_eq "client doctor: only ✔ lines" "$(printf '%s' "$OUT" | grep -vc '^✔')" 0
+
+jq -n '{hooks: {BeforeTool: [{matcher: "run_shell_command", hooks: [{type: "command", command: "/nonexistent/sharness-client hook gemini"}]}]}}' \
+	>"$HOME/.gemini/settings.json"
+client_run doctor
+check_eq "client doctor, hook path missing: exit 1" "$RC" 1
+check_match "client doctor: ✘ for a hook naming a missing path, with the fix" "$OUT" \
+	"✘ Gemini CLI hook \($HOME/.gemini/settings.json, BeforeTool\) runs /nonexistent/sharness-client, which does not exist.*'$CLIENT hook gemini'"
+rm "$HOME/.gemini/settings.json"
+
+"$ROOT/certs/mkcerts" "$T/other" >/dev/null
+SHARNESS_CA=$T/other/ca.pem client_run doctor
+check_eq "client doctor, wrong CA: exit 1" "$RC" 1
+check_match "client doctor, wrong CA: ✘ the certificate is not signed by that CA" "$OUT" \
+	"✘ certificate $T/certs/app.pem is not signed by the CA $T/other/ca.pem"
+check_match "client doctor, wrong CA: ✘ the daemon cannot be reached over TLS" "$OUT" "✘ sharnessd at https://127.0.0.1:$PORT: "
+
+e2e_stop
+client_run doctor
+check_eq "client doctor, no daemon: exit 1" "$RC" 1
+check_eq "nothing left after every doctor: no new sharness-* cgroup but the daemon's own" \
+	"$(cgroups_now | grep -v "sharness-$UID_FIRST\$")" "$(printf '%s\n' "$before_cg" | grep -v "sharness-$UID_FIRST\$")"
+[ "$E2E_FAILED" = 0 ]
