@@ -71,6 +71,7 @@ if [ -n "$abi" ] && [ "$abi" -lt 8 ]; then
 	check_match "landlock_min_abi: ✘ with the start-up's refusal" "$(xline)" "✘ Landlock: .*ABI $abi"
 	timeout 20 "$SHARNESSD" --config "$T/ll.json" >"$T/ll.start" 2>&1
 	refusal=$(sed -n 's/.*sharnessd: //p' "$T/ll.start" | head -1)
+	check_match "landlock_min_abi: the start-up refuses with the ABI named" "$refusal" "ABI $abi .*below landlock_min_abi"
 	check_match "landlock_min_abi: the doctor prints the same sentence the start-up refuses with" \
 		"$(xline)" "✘ Landlock: $(printf '%s' "${refusal#*: }" | sed 's/[][\.*^$()+?{}|]/\\&/g')"
 else
@@ -111,6 +112,7 @@ mkdir -p "$HOME/.claude" "$HOME/.gemini"
 jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash", hooks: [{type: "command", command: $c}]}]}}' \
 	>"$HOME/.claude/settings.json"
 client_run doctor
+printf '%s' "$OUT" | sed 's/^/# client doctor: /'
 check_eq "client doctor: exit 0" "$RC" 0
 check_match "client doctor: reachability over mTLS with the policy hash" "$OUT" \
 	"✔ sharnessd at https://127.0.0.1:$PORT answers GET /v0/policy over mutual TLS: .*policy sha256:[0-9a-f]{64}"
