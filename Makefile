@@ -3,6 +3,8 @@
 #   make run      install missing packages, build, make dev certs once, run in the foreground
 #   make test     install missing packages, build, run every test; last line "N passed, N failed"
 #   make asan     the same binaries with ASan+UBSan (then: make asan test)
+#   make vm-test  boot real Debian systems (VMS="bookworm bookworm-bpo trixie") and
+#                 check build, install, the unit, the verdicts, make run there
 
 CC      ?= cc
 BUILD   ?= build
@@ -34,7 +36,7 @@ PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress
+.PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps
 
 all: $(BUILD)/sharnessd $(BUILD)/sharness-client
 
@@ -77,6 +79,16 @@ run: deps all
 
 test: deps all unit probes
 	@tests/run.sh
+
+# Real systems: debootstrap images booted with their own kernel and systemd
+# (tests/vm/run.sh; needs root, qemu and debootstrap).
+vm-deps:
+	@command -v debootstrap >/dev/null && command -v qemu-system-x86_64 >/dev/null && command -v qemu-img >/dev/null || \
+		{ export DEBIAN_FRONTEND=noninteractive; apt-get update -q >/dev/null; \
+		  apt-get install -y -q --no-install-recommends debootstrap qemu-system-x86 qemu-utils >/dev/null; }
+
+vm-test: deps vm-deps all probes
+	@tests/vm/run.sh $(VMS)
 
 asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT="-O1 -g" all unit probes

@@ -39,6 +39,26 @@ struct view {
 	size_t n;
 };
 
+/* Which syscall on which path failed, for the step's log line (the sandbox
+ * child is single-threaded; one buffer per process is enough). */
+static char failed_op[160];
+
+/* Record "SYSCALL PATH" and return -1 with errno kept. */
+static int failed(const char *op, const char *path)
+{
+	int e = errno;
+	/* A long path is cut: the line only has to name it. */
+	if (snprintf(failed_op, sizeof(failed_op), "%s %s", op, path ? path : "") >= (int)sizeof(failed_op))
+		failed_op[sizeof(failed_op) - 2] = '~';
+	errno = e;
+	return -1;
+}
+
+const char *mount_failure(void)
+{
+	return failed_op;
+}
+
 /* Writable mounts must never be executable either: Landlock's missing
  * EXECUTE right does not stop `ld.so ./bin`, MS_NOEXEC does. */
 #define ATTR_RO_EXEC (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
@@ -58,15 +78,19 @@ static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t a
 		goto out;
 	}
 	unsigned flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
-	if (fstat(at, &st) < 0 || (fd = open_tree(at, "", flags)) < 0)
+	if (fstat(at, &st) < 0 || (fd = open_tree(at, "", flags)) < 0) {
+		failed("open_tree", "(clone)");
 		goto out;
+	}
 	struct mount_attr a = {.attr_set = attr};
 	if (userns_fd >= 0) {
 		a.attr_set |= MOUNT_ATTR_IDMAP;
 		a.userns_fd = (uint64_t)userns_fd;
 	}
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
+		failed(userns_fd >= 0 ? "mount_setattr(idmap)" : "mount_setattr", "(clone)");
 		goto out;
+	}
 	t = &v->t[v->n++];
 	*t = (struct tree){.fd = fd, .is_file = !S_ISDIR(st.st_mode)};
 	fd = -1;
@@ -83,9 +107,18 @@ static int view_add(struct view *v, const char *src, const char *target, uint64_
                     int userns_fd, bool recursive)
 {
 	int at = open(src, O_PATH | O_CLOEXEC);
-	struct tree *t = at >= 0 ? view_push(v, at, recursive, attr, userns_fd) : NULL;
-	if (!t)
-		return -1;
+	if (at < 0)
+		return failed("open", src);
+	struct tree *t = view_push(v, at, recursive, attr, userns_fd);
+	if (!t) {
+		/* name the source beside the syscall view_push recorded */
+		char op[sizeof(failed_op)];
+		memcpy(op, failed_op, sizeof(op));
+		char *sp = strchr(op, ' ');
+		if (sp)
+			*sp = '\0';
+		return failed(op, src);
+	}
 	snprintf(t->target, sizeof(t->target), "%s", target);
 	return 0;
 }
@@ -233,8 +266,10 @@ static int mount_tmpfs(const char *root, const char *path, unsigned long flags, 
 {
 	char dst[PATH_MAX];
 	if (join(dst, sizeof(dst), root, path) < 0 || mkdir_under(root, path, 0755) < 0)
-		return -1;
-	return mount("tmpfs", dst, "tmpfs", flags, opts);
+		return failed("mkdir", path);
+	if (mount("tmpfs", dst, "tmpfs", flags, opts) < 0)
+		return failed("mount(tmpfs)", dst);
+	return 0;
 }
 
 static int bind_dev(const char *root, const char *name)
@@ -242,8 +277,10 @@ static int bind_dev(const char *root, const char *name)
 	char src[64], dst[PATH_MAX];
 	snprintf(src, sizeof(src), "/dev/%s", name);
 	if (join(dst, sizeof(dst), root, src) < 0 || touch_under(root, src) < 0)
-		return -1;
-	return mount(src, dst, NULL, MS_BIND, NULL);
+		return failed("open(O_CREAT)", src);
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+		return failed("mount(bind)", src);
+	return 0;
 }
 
 static int build_dev(const char *root)
@@ -262,14 +299,16 @@ static int build_dev(const char *root)
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		snprintf(dst, sizeof(dst), "%s/dev/%s", root, links[i][1]);
 		if (symlink(links[i][0], dst) < 0)
-			return -1;
+			return failed("symlink", dst);
 	}
 	if (mount_tmpfs(root, "/dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=64m") < 0)
 		return -1;
 	if (join(dst, sizeof(dst), root, "/dev") < 0)
 		return -1;
 	/* The binds above are separate mounts and stay writable devices. */
-	return mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL);
+	if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
+		return failed("mount(remount ro)", dst);
+	return 0;
 }
 
 /* A fresh proc for the new pid namespace: the run sees only its own
@@ -279,28 +318,29 @@ static int build_proc(const char *root)
 {
 	char dst[PATH_MAX], sys[PATH_MAX], knob[PATH_MAX];
 	if (join(dst, sizeof(dst), root, "/proc") < 0 || mkdir_under(root, "/proc", 0555) < 0)
-		return -1;
+		return failed("mkdir", "/proc");
 	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return -1;
+		return failed("mount(proc)", dst);
 	if (join(knob, sizeof(knob), dst, "/sys/vm/memfd_noexec") < 0)
 		return -1;
 	int fd = open(knob, O_WRONLY | O_CLOEXEC);
 	/* Before 6.3 the knob does not exist; the seccomp filter then denies
 	 * memfd_create instead (seccomp.c, add_memfd_rule). */
 	if (fd < 0 && !(errno == ENOENT && !seccomp_kernel_has_memfd_noexec()))
-		return -1;
+		return failed("open", knob);
 	if (fd >= 0) {
 		ssize_t w = write(fd, "2", 1);
 		close(fd);
 		if (w != 1)
-			return -1;
+			return failed("write", knob);
 	}
 	if (join(sys, sizeof(sys), dst, "/sys") < 0)
 		return -1;
 	if (mount(sys, sys, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return -1;
-	return mount(NULL, sys, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	             NULL);
+		return failed("mount(bind)", sys);
+	if (mount(NULL, sys, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return failed("mount(remount ro)", sys);
+	return 0;
 }
 
 static int top_symlinks(const char *root)
@@ -330,11 +370,13 @@ int mount_build(const struct sandbox_spec *s)
 
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return -1;
+		return failed("mount(MS_PRIVATE)", "/");
 	if (view_collect(&v, s) < 0)
 		goto out;
-	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
+		failed("mount(tmpfs)", root);
 		goto out;
+	}
 	/* The private /tmp first: a workspace below /tmp is moved in on top
 	 * of it, not hidden under it. */
 	if (mount_tmpfs(root, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=512m") < 0)
@@ -356,29 +398,45 @@ int mount_build(const struct sandbox_spec *s)
 			if (wsfd >= 0)
 				close(wsfd);
 			errno = e;
-			if (moved < 0)
+			if (moved < 0) {
+				failed(wsfd < 0 ? "open" : tfd < 0 ? "openat2" : "move_mount", t->ws_rel);
 				goto out;
+			}
 			continue;
 		}
-		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0)
+		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0) {
+			failed(t->is_file ? "open(O_CREAT)" : "mkdir", t->target);
 			goto out;
+		}
 		if (join(dst, sizeof(dst), root, t->target) < 0)
 			goto out;
-		if (move_mount(t->fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (move_mount(t->fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+			failed("move_mount", dst);
 			goto out;
+		}
 	}
-	if (top_symlinks(root) < 0 || build_dev(root) < 0 || build_proc(root) < 0)
+	if (top_symlinks(root) < 0) {
+		failed("symlink", "/bin, /lib, ...");
 		goto out;
-	if (mkdir_under(root, SANDBOX_HOME, 0755) < 0)
+	}
+	if (build_dev(root) < 0 || build_proc(root) < 0)
 		goto out;
+	if (mkdir_under(root, SANDBOX_HOME, 0755) < 0) {
+		failed("mkdir", SANDBOX_HOME);
+		goto out;
+	}
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host tree (pivot_root(2), NOTES). */
 	if (chdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
-	    chdir("/") < 0)
+	    chdir("/") < 0) {
+		failed("pivot_root", root);
 		goto out;
+	}
 	/* The root tmpfs only holds mount points: make it read-only. */
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
+		failed("mount(remount ro)", "/");
 		goto out;
+	}
 	rc = 0;
 out:
 	for (size_t i = 0; i < v.n; i++)

@@ -56,6 +56,7 @@ struct sandbox_status {
 	int wstatus;      /* waitpid status of bash, for SANDBOX_STATUS_EXIT */
 	int step;         /* index into sandbox_step_names, for SETUP_FAILED */
 	int err;          /* errno of the failed step */
+	char what[160];   /* the failing syscall and path, where the step knows it */
 };
 
 /* Human name of setup step `step` ("mount the new root", ...). */

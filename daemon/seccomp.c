@@ -223,6 +223,57 @@ static int add_arg_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	return 0;
 }
 
+static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	/* No setuid or setgid file: a run's files in an idmapped workspace
+	 * belong to the person, so a setuid one left there would give any
+	 * local account the person's uid once run outside.  Every way to set
+	 * the bits: chmod family (mode), open/creat with O_CREAT or O_TMPFILE
+	 * (mode), mknod (mode).  openat2 hides its mode in a struct seccomp
+	 * cannot read, so it is ENOSYS, as under systemd's RestrictSUIDSGID=
+	 * (glibc never calls it on its own; callers fall back to openat). */
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), creat, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), creat, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	static const uint64_t creating[] = {O_CREAT, __O_TMPFILE};
+	for (size_t i = 0; i < sizeof(creating) / sizeof(creating[0]); i++) {
+		uint64_t c = creating[i];
+		RULE(ctx, SCMP_ACT_ERRNO(EPERM), open, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, c, c),
+		     SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+		RULE(ctx, SCMP_ACT_ERRNO(EPERM), open, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, c, c),
+		     SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+		RULE(ctx, SCMP_ACT_ERRNO(EPERM), openat, 2, SCMP_A2_64(SCMP_CMP_MASKED_EQ, c, c),
+		     SCMP_A3_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+		RULE(ctx, SCMP_ACT_ERRNO(EPERM), openat, 2, SCMP_A2_64(SCMP_CMP_MASKED_EQ, c, c),
+		     SCMP_A3_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+	}
+	RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), openat2, 0);
+	/* fchmodat2 (Linux 6.6) is newer than libseccomp 2.5.4's table: by
+	 * number, x86-64 only (the filter kills every other arch anyway). */
+#if defined(__x86_64__)
+	{
+		int rc6 = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
+		if (rc6 == 0)
+			rc6 = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
+		if (rc6 < 0) {
+			errmsg_set(err, errlen, "seccomp: cannot add the fchmodat2 rule: %s", strerror(-rc6));
+			errno = -rc6;
+			return -1;
+		}
+	}
+#endif
+	return 0;
+}
+
 /* The front's threads may clone only with CLONE_THREAD (pthread_create);
  * anything else is a new process (fork, posix_spawn, vfork). */
 static int add_front_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
@@ -348,7 +399,7 @@ static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 	if (add_names(ctx, eperm, sizeof(eperm) / sizeof(eperm[0]), EPERM, err, errlen) < 0 ||
 	    add_names(ctx, enosys, sizeof(enosys) / sizeof(enosys[0]), ENOSYS, err, errlen) < 0 ||
 	    add_arg_rules(ctx, err, errlen) < 0 || (front && add_front_rules(ctx, err, errlen) < 0) ||
-	    (!front && add_memfd_rule(ctx, err, errlen) < 0))
+	    (!front && (add_memfd_rule(ctx, err, errlen) < 0 || add_sugid_rules(ctx, err, errlen) < 0)))
 		goto err_release;
 	if (export_prog(ctx, out, err, errlen) < 0)
 		goto err_release;

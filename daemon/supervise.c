@@ -427,14 +427,25 @@ out:
 	}
 }
 
+/* "The sandbox could not be built: STEP failed (SYSCALL PATH): ERRNO." */
+static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst)
+{
+	sst->what[sizeof(sst->what) - 1] = '\0'; /* from the child: terminate it ourselves */
+	if (sst->what[0])
+		snprintf(out, len, "The sandbox could not be built: %s failed (%s): %s.", sandbox_step_name(sst->step),
+		         sst->what, strerror(sst->err));
+	else
+		snprintf(out, len, "The sandbox could not be built: %s failed: %s.", sandbox_step_name(sst->step),
+		         strerror(sst->err));
+}
+
 /* A status message that arrived before any job: a setup step failed. */
 static void note_early_status(struct run *r)
 {
 	struct sandbox_status sst;
 	ssize_t n = read(r->sb.status_r, &sst, sizeof(sst));
 	if (n == (ssize_t)sizeof(sst) && sst.kind == SANDBOX_STATUS_SETUP_FAILED)
-		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox could not be built: %s failed: %s.",
-		         sandbox_step_name(sst.step), strerror(sst.err));
+		sandbox_failure(r->sb.error, sizeof(r->sb.error), &sst);
 	else
 		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox ended before its command was given.");
 	log_warn("%s", r->sb.error);
@@ -615,8 +626,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	}
 	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		ex.error = PRIVSEP_ERR_SETUP;
-		snprintf(ex.message, sizeof(ex.message), "The sandbox could not be built: %s failed: %s.",
-		         sandbox_step_name(sst.step), strerror(sst.err));
+		sandbox_failure(ex.message, sizeof(ex.message), &sst);
 		log_warn("run %s: %s", req.run_id, ex.message);
 	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out) {
 		if (WIFEXITED(sst.wstatus)) {

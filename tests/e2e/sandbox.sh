@@ -116,6 +116,18 @@ mkdir -p "$WS/.git/hooks"
 touch "$WS/.git/config"
 attack "workspace writes belong to the workspace owner" 'echo made > made.txt; ls -ln made.txt' probew &&
 	check_eq "workspace writes belong to the workspace owner" "$(stat -c %u:%g "$WS/made.txt" 2>&1)" "12345:12345"
+# No setuid or setgid file may be left for the person's tools: every way to
+# set the bits is refused (python's os calls map one to one to syscalls).
+verdict "chmod u+s / g+s refused" 'cp /bin/true ./suid-true; chmod 4755 suid-true 2>&1; chmod 2755 suid-true 2>&1; stat -c %a suid-true' 'Operation not permitted.*Operation not permitted.*755$' probew
+verdict "setuid mode at creation refused (open, openat, mknod)" 'python3 -c "
+import os
+for f in (lambda: os.open(\"s1\", os.O_CREAT|os.O_WRONLY, 0o4755), lambda: os.open(\"s2\", os.O_CREAT|os.O_WRONLY, 0o2755, dir_fd=os.open(\".\", os.O_RDONLY)), lambda: os.mknod(\"s3\", 0o104755)):
+    try: f(); print(\"made\")
+    except OSError as e: print(e.errno)
+"' '^1
+1
+1$' probew
+check "no setuid or setgid file reached the host" test -z "$(find "$WS" -perm /6000 2>/dev/null)"
 verdict ".git/hooks stays read-only" 'echo "#!/bin/sh" > .git/hooks/pre-commit' '(Read-only file system|Permission denied)' probew
 verdict ".git/config stays read-only" 'echo "[core]" >> .git/config' '(Read-only file system|Permission denied)' probew
 check "no hook was planted" test ! -e "$WS/.git/hooks/pre-commit"
