@@ -174,12 +174,16 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_pee
 	size_t sz = sizeof(peer->cn);
 	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, peer->cn, &sz) < 0)
 		snprintf(peer->cn, sizeof(peer->cn), "?");
-	/* Exactly one OU: a second one would make the role ambiguous. */
-	char extra[64];
-	size_t esz = sizeof(extra);
+	/* Exactly one OU: a second one would make the role ambiguous.  The
+	 * second is asked for with no buffer, so any second OU answers
+	 * GNUTLS_E_SHORT_MEMORY_BUFFER (present), whatever its length; only
+	 * GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE means there is none.  (A
+	 * 64-byte buffer here once read a longer second OU as "absent".) */
+	size_t esz = 0;
 	sz = sizeof(peer->ou);
 	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 0, 0, peer->ou, &sz) == 0 &&
-	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 1, 0, extra, &esz) < 0)
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 1, 0, NULL, &esz) ==
+	            GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
 		peer->role = role_from_ou(peer->ou);
 	remember(seen, s, crt, peer);
 	rc = 0;
