@@ -38,7 +38,7 @@ v() { # DESC CMD REGEX [PROFILE]
 	check_match "${PFX}$1" "$STATUS $(out)" "^200 .*$3"
 }
 printf 'int main(void) { return 0; } // TODO: write it\n' >"$WS/vm-todo.c"
-v "grep -rn TODO runs" 'grep -rn TODO vm-todo.c' 'vm-todo.c:1:.*TODO'
+v "grep -rn TODO runs" 'grep -rn TODO --include=vm-todo.c .' 'vm-todo.c:1:.*TODO'
 v "~/.aws/credentials: no such file" 'cat ~/.aws/credentials' 'No such file or directory'
 v "analyse: no network" 'curl -sS --max-time 5 http://192.0.2.1/ 2>&1; echo "rc=$?"' 'rc=7'
 run 'curl -sS --max-time 20 -o /dev/null -w "%{http_code}" http://not-on-the-allowlist.example/ 2>&1; echo " rc=$?"' build
@@ -70,9 +70,9 @@ if [ "$proof" = 1 ]; then
 	check_match "${PFX}the run's cgroup has pids.max" "$(cat "$dir/pids.max" 2>&1)" '^[0-9]+$'
 	check_match "${PFX}the run's cgroup has memory.max" "$(cat "$dir/memory.max" 2>&1)" '^[0-9]+$'
 	wait "$sleeper"
-	v "a fork bomb stops at the pids limit" \
+	v "a fork bomb stops at analyse's pids limit (64)" \
 		'b() { b | b & }; b 2>/dev/null; sleep 2; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo "procs=$n"' \
-		'procs=([1-9]|[1-5][0-9]|6[0-4])$' build
+		'procs=([1-9]|[1-5][0-9]|6[0-4])$' analyse
 	check "${PFX}the daemon still runs after the bomb" kill -0 "$DPID"
 	v "nothing of the run outlives the reply" 'setsid sleep 1000 & sleep 1000 & echo started' 'started'
 	sleep 1
