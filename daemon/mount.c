@@ -334,6 +334,26 @@ static int build_proc(const char *root)
 		if (w != 1)
 			return failed("write", knob);
 	}
+	/* /proc/cmdline is the host's boot line (root device, kernel options,
+	 * at times a secret passed to an initramfs): an empty, read-only file
+	 * is bound over it.  The file is made on the new root's tmpfs and
+	 * unlinked again; the bind keeps its inode. */
+	char empty[PATH_MAX], cmdline[PATH_MAX];
+	if (join(empty, sizeof(empty), root, "/.cmdline") < 0 || join(cmdline, sizeof(cmdline), dst, "/cmdline") < 0)
+		return -1;
+	int efd = open(empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
+	if (efd < 0)
+		return failed("open(O_CREAT)", empty);
+	close(efd);
+	int bound = mount(empty, cmdline, NULL, MS_BIND, NULL);
+	if (bound == 0)
+		bound = mount(NULL, cmdline, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		              NULL);
+	int e = errno;
+	unlink(empty);
+	errno = e;
+	if (bound < 0)
+		return failed("mount(bind)", cmdline);
 	if (join(sys, sizeof(sys), dst, "/sys") < 0)
 		return -1;
 	if (mount(sys, sys, NULL, MS_BIND | MS_REC, NULL) < 0)

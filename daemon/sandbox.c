@@ -39,6 +39,7 @@ enum step {
 	STEP_HOSTNAME,
 	STEP_LOOPBACK,
 	STEP_MOUNTS,
+	STEP_CMDLINE,
 	STEP_CAPS,
 	STEP_IDS,
 	STEP_DUMPABLE,
@@ -57,6 +58,7 @@ static const char *const step_names[STEP_COUNT] = {
 	[STEP_HOSTNAME] = "set the hostname",
 	[STEP_LOOPBACK] = "bring up loopback",
 	[STEP_MOUNTS] = "build the file system view",
+	[STEP_CMDLINE] = "hide the daemon's command line",
 	[STEP_CAPS] = "drop the capability bounding set",
 	[STEP_IDS] = "switch to the run's uid and gid",
 	[STEP_DUMPABLE] = "make the sandbox's init undumpable",
@@ -79,6 +81,45 @@ static noreturn void fail(const struct sandbox_spec *s, enum step step)
 		snprintf(st.what, sizeof(st.what), "%s", mount_failure());
 	(void)!write(s->status_fd, &st, sizeof(st));
 	_exit(1);
+}
+
+/* The init is a fork of the launcher without an exec: /proc/1/cmdline, which
+ * any process may read whatever its dumpable flag, would show the daemon's
+ * command line and config path.  Point the argument area at an empty string
+ * (prctl(2) PR_SET_MM, needs CAP_SYS_RESOURCE: we are still root); where the
+ * kernel lacks CONFIG_CHECKPOINT_RESTORE, zero the area itself instead (our
+ * copy of the launcher's memory), found in /proc/self/stat (proc(5) fields
+ * 48 and 49, arg_start and arg_end). */
+static int hide_cmdline(void)
+{
+	static char empty[8];
+	unsigned long a = (unsigned long)empty;
+
+	if (prctl(PR_SET_MM, PR_SET_MM_ARG_START, a, 0, 0) == 0 && prctl(PR_SET_MM, PR_SET_MM_ARG_END, a, 0, 0) == 0)
+		return 0;
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the comm field may hold spaces */
+	unsigned long start = 0, end = 0;
+	for (int field = 2; p && field < 49; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field + 1 == 48)
+			start = strtoul(p + 1, NULL, 10);
+		if (p && field + 1 == 49)
+			end = strtoul(p + 1, NULL, 10);
+	}
+	if (start == 0 || end <= start) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset((void *)start, 0, end - start);
+	return 0;
 }
 
 static int drop_bounding_set(void)
@@ -257,6 +298,8 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	/* Needs root in the mount namespace; private /proc needs the new pid ns. */
 	if (mount_build(s) < 0)
 		fail(s, STEP_MOUNTS);
+	if (hide_cmdline() < 0)
+		fail(s, STEP_CMDLINE);
 	/* No core files: they would land in the workspace, or feed a host-side
 	 * core_pattern helper. */
 	struct rlimit nocore = {0, 0};
@@ -277,6 +320,10 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	 * The command itself is exec'd and dumpable again, as usual. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		fail(s, STEP_DUMPABLE);
+	/* Creation modes are `mode & ~umask`: with S_IWOTH in the umask, and
+	 * seccomp refusing a umask without it (seccomp.c, add_mode_rules), no
+	 * file, directory, FIFO or socket the run makes is world-writable. */
+	umask(022);
 	/* Landlock and an unprivileged seccomp filter both require it. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(s, STEP_NO_NEW_PRIVS);

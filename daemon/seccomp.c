@@ -105,6 +105,10 @@ static const char *const denied_names[] = {
 	"ioctl(TIOCSTI)",
 	"ioctl(TIOCLINUX)",
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
+	"chmod, fchmod, fchmodat, fchmodat2(S_ISUID, S_ISGID or S_IWOTH)",
+	"umask(without S_IWOTH)",
+	"setxattr, lsetxattr, fsetxattr, setxattrat, removexattr, lremovexattr, fremovexattr, removexattrat(any name: EOPNOTSUPP)",
+	"fallocate(any mode: EOPNOTSUPP)",
 	NULL,
 };
 
@@ -274,6 +278,62 @@ static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * No world-writable mode, no ACL or xattr (SPEC §15.2, issue 12).  A run's
+ * files in an idmapped workspace belong to the person, so "others may
+ * write" left on them or on the person's directories opens the tree to
+ * every local account, outside the sandbox and after it.
+ *
+ * chmod family: any mode with S_IWOTH is EPERM.  Creation (open, openat,
+ * creat, mkdir, mknod, bind of a socket file, O_TMPFILE) takes
+ * `mode & ~umask`, and programs pass 0666/0777 and rely on the umask, so
+ * the lock is on the umask instead: the init sets it to 022 (sandbox.c) and
+ * umask() with a mask that clears S_IWOTH is EPERM here.  One rule covers
+ * every creating call, including those whose mode seccomp cannot read
+ * (openat2 is ENOSYS anyway).  A directory's default ACL overrides the
+ * umask, but a run cannot set one (below): only the person's own ACL can
+ * apply, which grants nobody more than before.
+ *
+ * xattrs: seccomp cannot read the name string, so setting and removing any
+ * xattr is EOPNOTSUPP: "this file system has no xattr support", which cp -a,
+ * tar --xattrs, rsync and Python's shutil.copystat treat as a reason to
+ * go on.  This also stops POSIX ACLs (system.posix_acl_*), file
+ * capabilities (security.capability) and a removexattr that would drop a
+ * restriction.  Reading (getxattr, listxattr) stays.
+ *
+ * fallocate is EOPNOTSUPP too: it reserves gigabytes in one call, faster
+ * than the supervisor's disk watch can see (supervise.c); without it a run
+ * consumes space only at the speed it writes, and glibc's posix_fallocate
+ * falls back to writing.
+ */
+static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
+	static const char *const xattr_set[] = {"setxattr", "lsetxattr", "fsetxattr",
+	                                        "removexattr", "lremovexattr", "fremovexattr", "fallocate"};
+	if (add_names(ctx, xattr_set, sizeof(xattr_set) / sizeof(xattr_set[0]), EOPNOTSUPP, err, errlen) < 0)
+		return -1;
+#if defined(__x86_64__)
+	/* Newer than libseccomp 2.5.4: fchmodat2 (6.6, mode in arg 2),
+	 * setxattrat and removexattrat (6.13), by native number. */
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), 463, 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), 466, 0);
+	if (rc < 0) {
+		errmsg_set(err, errlen, "seccomp: cannot add the fchmodat2/setxattrat/removexattrat rules: %s",
+		           strerror(-rc));
+		errno = -rc;
+		return -1;
+	}
+#endif
+	return 0;
+}
+
 /* The front's threads may clone only with CLONE_THREAD (pthread_create);
  * anything else is a new process (fork, posix_spawn, vfork). */
 static int add_front_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
@@ -399,7 +459,8 @@ static int build(struct sock_fprog *out, int front, char *err, size_t errlen)
 	if (add_names(ctx, eperm, sizeof(eperm) / sizeof(eperm[0]), EPERM, err, errlen) < 0 ||
 	    add_names(ctx, enosys, sizeof(enosys) / sizeof(enosys[0]), ENOSYS, err, errlen) < 0 ||
 	    add_arg_rules(ctx, err, errlen) < 0 || (front && add_front_rules(ctx, err, errlen) < 0) ||
-	    (!front && (add_memfd_rule(ctx, err, errlen) < 0 || add_sugid_rules(ctx, err, errlen) < 0)))
+	    (!front && (add_memfd_rule(ctx, err, errlen) < 0 || add_sugid_rules(ctx, err, errlen) < 0 ||
+	                 add_mode_rules(ctx, err, errlen) < 0)))
 		goto err_release;
 	if (export_prog(ctx, out, err, errlen) < 0)
 		goto err_release;

@@ -128,6 +128,53 @@ for f in (lambda: os.open(\"s1\", os.O_CREAT|os.O_WRONLY, 0o4755), lambda: os.op
 1
 1$' probew
 check "no setuid or setgid file reached the host" test -z "$(find "$WS" -perm /6000 2>/dev/null)"
+# No world-writable mode, ACL or xattr, no device node (issue 12): chmod with
+# o+w is EPERM, the umask keeps S_IWOTH (umask 0 is refused) so nothing is
+# created world-writable, setting any xattr (ACLs, file capabilities) is
+# EOPNOTSUPP, and mknod of a device fails for want of CAP_MKNOD.  FIFOs and
+# socket files may be made (make's jobserver uses a FIFO), never o+w.
+mkdir -p "$WS/mine"
+chown 12345:12345 "$WS/mine"
+verdict "chmod o+w refused (chmod 777 ., chmod o+w, chmod 666)" 'echo x > ww.txt; chmod 777 . 2>&1; chmod o+w mine 2>&1; chmod 666 ww.txt 2>&1; stat -c %a . mine ww.txt' 'Operation not permitted.*Operation not permitted.*Operation not permitted.*
+7[0-7][0-5]
+7[0-7][0-5]
+6[0-7][0-5]$' probew
+verdict "umask 0 refused: files, dirs, FIFOs, sockets are not created o+w" 'umask 0 2>&1; python3 -c "
+import os, socket
+try: os.umask(0); print(\"umask0 allowed\")
+except OSError: print(\"umask refused\")
+os.close(os.open(\"w-open\", os.O_CREAT|os.O_WRONLY, 0o666)); os.mkdir(\"w-dir\", 0o777); os.mkfifo(\"w-fifo\", 0o666)
+socket.socket(socket.AF_UNIX).bind(\"w-sock\")
+"; touch w-touch; stat -c "%n %a" w-open w-dir w-fifo w-sock w-touch' '^umask refused
+w-open 644
+w-dir 755
+w-fifo 644
+w-sock 755
+w-touch 644$' probew
+verdict "xattrs and ACLs cannot be set (EOPNOTSUPP)" 'python3 -c "
+import os
+for n in (\"user.x\", \"system.posix_acl_access\", \"security.capability\", \"trusted.x\"):
+    try: os.setxattr(\"ww.txt\", n, b\"\\x02\\x00\\x00\\x00\"); print(\"set\")
+    except OSError as e: print(e.errno)
+try: os.removexattr(\"ww.txt\", \"user.x\"); print(\"removed\")
+except OSError as e: print(e.errno)
+"' '^95
+95
+95
+95
+95$' probew
+verdict "no device node (mknod: no CAP_MKNOD)" 'python3 -c "
+import os
+for n, m in ((\"d-null\", 0o20644), (\"d-blk\", 0o60644)):
+    try: os.mknod(n, m, os.makedev(1, 3)); print(\"made\")
+    except OSError as e: print(e.errno)
+"' '^1
+1$' probew
+check "no world-writable file, no device node reached the host" \
+	test -z "$(find "$WS" ! -type l \( -perm -0002 -o -type b -o -type c \) 2>/dev/null)"
+check_eq "the host sees no xattr or ACL on the run's file" "$(python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]))' "$WS/ww.txt" 2>&1)" "[]"
+rm -rf "$WS/mine" "$WS"/w-* "$WS/ww.txt"
+
 verdict ".git/hooks stays read-only" 'echo "#!/bin/sh" > .git/hooks/pre-commit' '(Read-only file system|Permission denied)' probew
 verdict ".git/config stays read-only" 'echo "[core]" >> .git/config' '(Read-only file system|Permission denied)' probew
 check "no hook was planted" test ! -e "$WS/.git/hooks/pre-commit"
@@ -197,6 +244,12 @@ else
 	check_match "the front does hold them (the search works)" \
 		"$(python3 "$ROOT/tests/stress/memgrep.py" "$front" sk-vault-secret-value-123456 Shortsec12 "$key_line" | cut -d' ' -f1 | tr '\n' ' ')" '^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]* $'
 fi
+
+# --- small leaks (issue 12) ----------------------------------------------------
+# The init is a fork of the launcher: its command line (the daemon's, with
+# the config path) is emptied; the host's boot line is an empty read-only file.
+verdict "/proc/1/cmdline shows nothing of the daemon" 'printf "[%s]" "$(tr -d "\0" </proc/1/cmdline)"; grep -c sharness /proc/1/cmdline' '^\[\]0$'
+verdict "/proc/cmdline is empty and read-only" 'printf "[%s]" "$(cat /proc/cmdline)"; echo x >/proc/cmdline 2>&1' '^\[\].*(Read-only file system|Permission denied)'
 
 # --- nothing left --------------------------------------------------------------
 sleep 0.3

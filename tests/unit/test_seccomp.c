@@ -12,6 +12,8 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "harness.h"
@@ -474,6 +476,56 @@ TEST(sandbox_keeps_fork_and_threads)
 	CHECK_EQ_INT(res[1], 0);
 }
 
+/* Modes and xattrs (issue 12): world-writable chmod and a umask that lets
+ * "others may write" through are EPERM, setting any xattr and fallocate
+ * EOPNOTSUPP; the ordinary calls still work. */
+#define MODE_RES 13
+static void do_modes(int fd)
+{
+	int res[MODE_RES];
+	char path[] = "/tmp/sharness-test-seccomp-XXXXXX";
+	int f = mkstemp(path);
+#define R(i, call) (res[i] = (call) < 0 ? errno : 0)
+	R(0, chmod(path, 0666));
+	R(1, chmod(path, 0644));
+	R(2, fchmod(f, 0777));
+	R(3, fchmodat(AT_FDCWD, path, 01777, 0));
+	R(4, fchmodat(AT_FDCWD, path, 0664, 0));
+	R(5, (int)syscall(452, AT_FDCWD, path, 0646, 0)); /* fchmodat2 */
+	res[6] = (int)umask(0) == -1 ? errno : 0;
+	res[7] = (int)umask(0077) == -1 ? errno : 0;
+	R(8, setxattr(path, "user.x", "1", 1, 0));
+	R(9, fsetxattr(f, "security.capability", "1", 1, 0));
+	R(10, removexattr(path, "user.x"));
+	R(11, fallocate(f, 0, 0, 4096));
+	R(12, (int)syscall(463, AT_FDCWD, path, 0, "user.x", NULL, 0)); /* setxattrat */
+#undef R
+	unlink(path);
+	write_full(fd, res, sizeof(res));
+}
+
+TEST(sandbox_modes_and_xattrs)
+{
+	int res[MODE_RES];
+	memset(res, 0xff, sizeof(res));
+	int st = in_child(&sandbox_prog, do_modes, res, sizeof(res));
+
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ_INT(res[0], EPERM);
+	CHECK_EQ_INT(res[1], 0);
+	CHECK_EQ_INT(res[2], EPERM);
+	CHECK_EQ_INT(res[3], EPERM);
+	CHECK_EQ_INT(res[4], 0);
+	CHECK_EQ_INT(res[5], EPERM);
+	CHECK_EQ_INT(res[6], EPERM);
+	CHECK_EQ_INT(res[7], 0);
+	CHECK_EQ_INT(res[8], EOPNOTSUPP);
+	CHECK_EQ_INT(res[9], EOPNOTSUPP);
+	CHECK_EQ_INT(res[10], EOPNOTSUPP);
+	CHECK_EQ_INT(res[11], EOPNOTSUPP);
+	CHECK_EQ_INT(res[12], EOPNOTSUPP);
+}
+
 /* Per-run cost: apply the same compiled program many times (each in a fresh
  * child, since filters stack); printed, not asserted. */
 TEST(apply_cost)
@@ -518,6 +570,7 @@ int main(void)
 	RUN(denied_errno_differs_from_natural);
 	RUN(foreign_abi_killed);
 	RUN(exec_after_filter);
+	RUN(sandbox_modes_and_xattrs);
 	RUN(apply_needs_nnp);
 	RUN(front_filter);
 	RUN(sandbox_keeps_fork_and_threads);
