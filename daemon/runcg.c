@@ -513,7 +513,8 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 	}
 	rc = cgroup_get_subsys_mount_point("pids", &mnt);
 	if (rc != 0 || !mnt) {
-		errmsg_set(err, errlen, "cgroup: the pids controller is not mounted (neither v1 nor v2)");
+		errmsg_set(err, errlen, "cgroup: the pids controller is not mounted (neither v1 nor v2); mount cgroup2 on /sys/fs/cgroup "
+		           "(systemd does), or use a kernel built with CONFIG_CGROUP_PIDS");
 		errno = ENODEV;
 		return -1;
 	}
@@ -1112,7 +1113,8 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 	}
 	free(names);
 	if (failed) {
-		errmsg_set(err, errlen, "cgroup: %d stale run cgroup(s) of a previous daemon could not be removed",
+		errmsg_set(err, errlen, "cgroup: %d stale run cgroup(s) of a previous daemon could not be removed; a process in them "
+		           "would not die: look with systemd-cgls or ls /sys/fs/cgroup, and reboot if it is stuck in the kernel",
 		       failed);
 		errno = EBUSY;
 		return -1;
