@@ -36,7 +36,7 @@ PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps
+.PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps deb
 
 all: $(BUILD)/sharnessd $(BUILD)/sharness-client
 
@@ -89,6 +89,11 @@ vm-deps:
 
 vm-test: deps vm-deps all probes
 	@tests/vm/run.sh $(VMS)
+
+# The Debian package, built in a copy of the tree (debian/make-deb.sh;
+# DEB_SRC=REV builds a commit instead of the working tree): $(BUILD)/deb/sharness_*.deb.
+deb: deps
+	@debian/make-deb.sh $(BUILD)/deb
 
 asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT="-O1 -g" all unit probes
