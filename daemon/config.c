@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,10 @@
 #define DEFAULT_PREWARM 1u
 #define DEFAULT_LANDLOCK_MIN_ABI   1u /* every ABI is accepted; docs/landlock.md says what covers the rest */
 #define EMBEDDED_SOURCE "(embedded defaults)"
+#define DEFAULT_DISK_MAX_BYTES (UINT64_C(2) << 30)
+#define DEFAULT_DISK_MAX_INODES UINT64_C(100000)
+#define DEFAULT_DISK_RESERVE_BYTES (UINT64_C(256) << 20)
+#define DEFAULT_DISK_RESERVE_INODES UINT64_C(10000)
 
 /* base + "/" + path, or a copy of path when it is already absolute. */
 static char *abs_path(const char *base, const char *path)
@@ -208,6 +213,10 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->proxy_listen = NULL;
 	c->source = strdup(EMBEDDED_SOURCE);
 	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
+	c->disk_max_bytes = DEFAULT_DISK_MAX_BYTES;
+	c->disk_max_inodes = DEFAULT_DISK_MAX_INODES;
+	c->disk_reserve_bytes = DEFAULT_DISK_RESERVE_BYTES;
+	c->disk_reserve_inodes = DEFAULT_DISK_RESERVE_INODES;
 	    !real || !c->audit_log || !c->state_dir || !c->source) {
 		errmsg_set(err, errlen, "cannot set the embedded defaults: %s", strerror(errno ? errno : ENOMEM));
 		config_free(c);
@@ -343,7 +352,22 @@ static int parse_uid_range(const char *origin, const cJSON *r, struct config *c,
 static int parse_limits(const char *origin, const cJSON *l, struct config *c, char *err,
                         size_t errlen)
 {
-	static const char *const known[] = {"max_body_bytes", "connections", "idle_timeout_s", NULL};
+	static const char *const known[] = {"max_body_bytes", "connections", "idle_timeout_s", "disk_max_bytes",
+	                                    "disk_max_inodes", "disk_reserve_bytes", "disk_reserve_inodes", NULL};
+	/* The disk bounds of a writable run (supervise.c): 1 MiB / 100 inodes
+	 * at least (a run must be able to write something), 1 PiB / 2^40 at
+	 * most (beyond is no bound; a typo like 1e30 is refused). */
+	static const struct {
+		const char *key;
+		uint64_t min, max;
+		size_t off;
+	} disk[] = {
+		{"disk_max_bytes", MIB, UINT64_C(1) << 50, offsetof(struct config, disk_max_bytes)},
+		{"disk_max_inodes", 100, UINT64_C(1) << 40, offsetof(struct config, disk_max_inodes)},
+		{"disk_reserve_bytes", 0, UINT64_C(1) << 50, offsetof(struct config, disk_reserve_bytes)},
+		{"disk_reserve_inodes", 0, UINT64_C(1) << 40, offsetof(struct config, disk_reserve_inodes)},
+	};
+	char key[64];
 	const cJSON *v;
 	uint64_t x;
 
@@ -372,6 +396,14 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 }
 
 static int parse_proxy(const char *origin, const cJSON *p, struct config *c, char *err,
+	for (size_t i = 0; i < sizeof(disk) / sizeof(disk[0]); i++) {
+		if (!(v = cJSON_GetObjectItemCaseSensitive(l, disk[i].key)))
+			continue;
+		snprintf(key, sizeof(key), "limits.%s", disk[i].key);
+		if (jsonstrict_get_uint(origin, key, v, disk[i].min, disk[i].max, &x, err, errlen) < 0)
+			return -1;
+		memcpy((char *)c + disk[i].off, &x, sizeof(x));
+	}
                        size_t errlen)
 {
 	static const char *const known[] = {"listen", NULL};

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CONFIG_WORKSPACES_MAX 16
@@ -32,6 +33,13 @@ struct config {
 	size_t max_body;               /* limits.max_body_bytes, default 2 MiB */
 	unsigned connection_limit;     /* limits.connections, default 64 */
 	unsigned connection_timeout_s; /* limits.idle_timeout_s, default 15 */
+	/* A writable run's disk (supervise.c watches the workspace's file
+	 * system): at most disk_max_bytes / disk_max_inodes consumed, and never
+	 * below disk_reserve_bytes / disk_reserve_inodes free. */
+	uint64_t disk_max_bytes;       /* limits.disk_max_bytes, default 2 GiB */
+	uint64_t disk_max_inodes;      /* limits.disk_max_inodes, default 100000 */
+	uint64_t disk_reserve_bytes;   /* limits.disk_reserve_bytes, default 256 MiB */
+	uint64_t disk_reserve_inodes;  /* limits.disk_reserve_inodes, default 10000 */
 	unsigned approval_timeout_s;   /* default 300 */
 	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 1 */
 	unsigned landlock_min_abi;     /* refuse to start below this Landlock ABI; 1-8, default 1 */

@@ -294,6 +294,11 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 	res->signal = in.ex.signal;
 	res->timed_out = in.ex.timed_out != 0;
 	res->cleanup_failed = in.ex.cleanup_failed != 0;
+	res->disk_limited = in.ex.disk_limited != 0;
+	if (res->disk_limited) {
+		in.ex.message[sizeof(in.ex.message) - 1] = '\0'; /* from the launcher: terminate it ourselves */
+		snprintf(res->message, sizeof(res->message), "%s", in.ex.message);
+	}
 	res->ms = in.ex.ms;
 	res->filtered = scrub_stream_count(out.scrub) + scrub_stream_count(err.scrub);
 	res->out = stream_result(&out, &res->truncated, &res->utf8_replaced);

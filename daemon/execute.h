@@ -26,6 +26,8 @@ struct run_result {
 	bool truncated;
 	bool utf8_replaced;
 	bool cleanup_failed;
+	bool disk_limited;      /* killed at a limits.disk_* bound; `message` says which */
+	char message[256];
 	uid_t uid;
 	char *out, *err;        /* valid UTF-8, NUL-terminated */
 };

@@ -441,6 +441,10 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 		if (routes[i].who == WHO_RUNNER && x->peer.role == TLS_ROLE_PERSON) {
 			request_error_set(e, 403, "role_not_allowed", "Role 'person' may read and approve but not run commands.");
 			return -1;
+	if (res.disk_limited) {
+		cJSON_AddBoolToObject(o, "disk_limited", true);
+		cJSON_AddStringToObject(o, "message", res.message);
+	}
 		}
 		if (routes[i].who == WHO_PERSON && x->peer.role != TLS_ROLE_PERSON) {
 			request_error_set(e, 403, "role_not_allowed", "Only a certificate with role 'person' may decide approvals.");
@@ -467,6 +471,8 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 			return -1;
 		}
 	}
+	if (res.disk_limited)
+		cJSON_AddBoolToObject(line, "disk_limited", true);
 	return 0;
 }
 

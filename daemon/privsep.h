@@ -87,8 +87,9 @@ struct privsep_exit {
 	int32_t signal;     /* 0 or the signal number */
 	uint32_t timed_out;
 	uint32_t cleanup_failed; /* a process or the cgroup outlived the run */
+	uint32_t disk_limited;   /* killed: the run's disk use hit a limits.disk_* bound */
 	uint64_t ms;
-	char message[256]; /* one sentence when error != 0 */
+	char message[256]; /* one sentence when error != 0 or disk_limited */
 };
 
 void privsep_header_init(struct privsep_header *h, enum privsep_type type);

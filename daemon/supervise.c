@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,12 +44,14 @@
 #include "ns.h"
 #include "runcg.h"
 #include "sandbox.h"
+#include "seccomp.h"
 
 #define ENVP_MAX SANDBOX_ENV_MAX
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
 #define CLEANUP_WAIT_MS 2000
+#define SETUP_WAIT_MS 30000 /* a sandbox's own setup: mounts, Landlock, seccomp */
 
 /* What prepare() builds ahead of a request. */
 struct sandbox_ready {
@@ -59,6 +62,7 @@ struct sandbox_ready {
 	int sync_w;              /* held open while we live: the init watches it */
 	int job_w;               /* the job goes here */
 	int listener;            /* proxy profiles: 127.0.0.1:PROXY_PORT in the run's netns */
+	int notify;              /* the run's seccomp listener (umask), taken from the init */
 	char error[200];         /* set when preparing failed */
 	char view[512];          /* what the view was built from (view_facts) */
 };
@@ -96,6 +100,8 @@ static uint64_t ms_since(const struct timespec *t0)
 }
 
 static noreturn void teardown_exit(struct run *r);
+struct sandbox_status;
+static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst);
 
 /* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
 static noreturn void refuse(struct run *r, enum privsep_error e, const char *msg)
@@ -299,6 +305,7 @@ static int stop_run(struct sandbox_ready *sb)
 	close_fd(&sb->status_r);
 	close_fd(&sb->job_w);
 	close_fd(&sb->listener);
+	close_fd(&sb->notify);
 	close_fd(&sb->sync_w);
 	if (sb->cg && runcg_wait_empty(sb->cg, CLEANUP_WAIT_MS) < 0) {
 		runcg_kill(sb->cg);
@@ -367,6 +374,36 @@ static void prepare(struct run *r)
 		snprintf(sb->error, sizeof(sb->error), "%s", why);
 		return;
 	}
+/* Wait until the sandbox has every lock on (or failed), and take its seccomp
+ * listener (seccomp.c: umask is answered here, while the run lives).  A
+ * setup failure is kept in sb->error as before; the status pipe then has
+ * nothing more to say until the exit. */
+static void take_listener(struct sandbox_ready *sb)
+{
+	struct sandbox_status st;
+	struct pollfd p = {.fd = sb->status_r, .events = POLLIN};
+	int n;
+	while ((n = poll(&p, 1, SETUP_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	ssize_t got = n == 1 ? read(sb->status_r, &st, sizeof(st)) : -1;
+	if (got == (ssize_t)sizeof(st) && st.kind == SANDBOX_STATUS_SETUP_FAILED) {
+		sandbox_failure(sb->error, sizeof(sb->error), &st);
+		return;
+	}
+	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY) {
+		snprintf(sb->error, sizeof(sb->error), "The sandbox did not report ready%s.",
+		         n == 0 ? " in time" : "");
+		return;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, sb->init, 0);
+	sb->notify = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, st.err, 0) : -1;
+	if (sb->notify < 0)
+		snprintf(sb->error, sizeof(sb->error), "The run's seccomp listener could not be taken: %s.",
+		         strerror(errno));
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
 	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
@@ -432,6 +469,7 @@ static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst)
 {
 	sst->what[sizeof(sst->what) - 1] = '\0'; /* from the child: terminate it ourselves */
 	if (sst->what[0])
+	take_listener(sb);
 		snprintf(out, len, "The sandbox could not be built: %s failed (%s): %s.", sandbox_step_name(sst->step),
 		         sst->what, strerror(sst->err));
 	else
@@ -446,7 +484,7 @@ static void note_early_status(struct run *r)
 	ssize_t n = read(r->sb.status_r, &sst, sizeof(sst));
 	if (n == (ssize_t)sizeof(sst) && sst.kind == SANDBOX_STATUS_SETUP_FAILED)
 		sandbox_failure(r->sb.error, sizeof(r->sb.error), &sst);
-	else
+	else if (!r->sb.error[0]) /* else take_listener already said why */
 		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox ended before its command was given.");
 	log_warn("%s", r->sb.error);
 	close_fd(&r->sb.status_r);
@@ -538,12 +576,91 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 
 	log_set_prefix("run");
 	r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
-	                              .sync_w = -1, .job_w = -1, .listener = -1, .init = -1};
+	                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
 	/* If the launcher dies, we stop the run and clean up. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+/*
+ * The disk a writable run may consume (SPEC §15.2, issue 12).  No quota
+ * works on every file system the workspace may live on, so the supervisor
+ * watches statvfs(2) of the workspace's file system every DISK_TICK_MS
+ * while the run lives and kills it (as a timeout does) once it has
+ * consumed more than limits.disk_max_bytes or limits.disk_max_inodes since
+ * it started, or once its writing has taken the free space or inodes below
+ * limits.disk_reserve_* (the audit log and the next run need room).  The
+ * count is the file system's, so a concurrent writer counts too: the bound
+ * is on the file system, never looser than the run's own share.  The slack
+ * is what the run writes in one tick; fallocate, which reserves gigabytes in
+ * one call, is EOPNOTSUPP in the run's seccomp filter for that reason.
+ */
+#define DISK_TICK_MS 50
+
+struct disk_watch {
+	bool on;
+	uint64_t bfree0, ffree0; /* at the run's start, in bytes and inodes */
+};
+
+static int disk_stat(const char *path, uint64_t *bfree, uint64_t *bavail, uint64_t *ffree, uint64_t *favail,
+                     bool *has_inodes)
+{
+	struct statvfs v;
+	if (statvfs(path, &v) < 0)
+		return -1;
+	*bfree = (uint64_t)v.f_bfree * v.f_frsize;
+	*bavail = (uint64_t)v.f_bavail * v.f_frsize;
+	*ffree = v.f_ffree;
+	*favail = v.f_favail;
+	/* btrfs and an unbounded tmpfs report no inode count at all */
+	*has_inodes = v.f_files != 0;
+	return 0;
+}
+
+static void disk_start(const struct run *r, struct disk_watch *w)
+{
+	uint64_t bavail, favail;
+	bool has_inodes;
+	w->on = r->p->workspace_write &&
+	        disk_stat(r->workspace, &w->bfree0, &bavail, &w->ffree0, &favail, &has_inodes) == 0;
+}
+
+/* 1 and `msg` set when the run went past a bound. */
+static int disk_over(const struct run *r, const struct disk_watch *w, char *msg, size_t len)
+{
+	const struct config *c = r->l->cfg;
+	uint64_t bfree, bavail, ffree, favail;
+	bool has_inodes;
+
+	if (!w->on || disk_stat(r->workspace, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
+		return 0;
+	uint64_t bytes = w->bfree0 > bfree ? w->bfree0 - bfree : 0;
+	uint64_t inodes = has_inodes && w->ffree0 > ffree ? w->ffree0 - ffree : 0;
+	const char *what = NULL;
+	uint64_t used = 0, bound = 0;
+	if (bytes > c->disk_max_bytes)
+		what = "limits.disk_max_bytes", used = bytes, bound = c->disk_max_bytes;
+	else if (inodes > c->disk_max_inodes)
+		what = "limits.disk_max_inodes", used = inodes, bound = c->disk_max_inodes;
+	else if (bytes > 0 && bavail < c->disk_reserve_bytes)
+		what = "limits.disk_reserve_bytes", used = bavail, bound = c->disk_reserve_bytes;
+	else if (inodes > 0 && favail < c->disk_reserve_inodes)
+		what = "limits.disk_reserve_inodes", used = favail, bound = c->disk_reserve_inodes;
+	if (!what)
+		return 0;
+	if (strstr(what, "reserve"))
+		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on the workspace's file "
+		         "system, below %s (%llu); free space there (what it wrote is still in the workspace).",
+		         (unsigned long long)used, strstr(what, "inodes") ? "inodes" : "bytes", what,
+		         (unsigned long long)bound);
+	else
+		snprintf(msg, len, "The run was stopped: it consumed %llu %s of the workspace's file system, more "
+		         "than %s (%llu); what it wrote is still in the workspace; remove it, or raise the limit.",
+		         (unsigned long long)used, strstr(what, "inodes") ? "inodes" : "bytes", what,
+		         (unsigned long long)bound);
+	return 1;
+}
+
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	r.p = &l->profiles->v[profile_id];
 	r.workspace = l->cfg->workspaces[workspace_id];
@@ -568,7 +685,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		if (teardown(&r.sb) < 0)
 			refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox could not be removed.");
 		r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
-		                              .sync_w = -1, .job_w = -1, .listener = -1, .init = -1};
+		                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
 		prepare(&r);
 	}
 	stamp(&r, PH_CHECKED);
@@ -591,18 +708,36 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 
 	memset(&ex, 0, sizeof(ex));
 	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
+	struct disk_watch disk = {0};
+	disk_start(&r, &disk);
 	bool have_status = false;
 	struct sandbox_status sst = {0};
 	for (;;) {
 		uint64_t now = ms_since(&r.t0);
 		int wait_ms = now >= deadline ? 0 : (int)(deadline - now);
-		struct pollfd pfd[3] = {{.fd = r.sb.status_r, .events = POLLIN},
+		if (disk.on && wait_ms > DISK_TICK_MS)
+			wait_ms = DISK_TICK_MS;
+		struct pollfd pfd[4] = {{.fd = r.sb.status_r, .events = POLLIN},
 		                        {.fd = r.chan, .events = POLLRDHUP},
-		                        {.fd = sfd, .events = POLLIN}};
-		int n = poll(pfd, 3, wait_ms);
+		                        {.fd = sfd, .events = POLLIN},
+		                        {.fd = r.sb.notify, .events = POLLIN}};
+		int n = poll(pfd, 4, wait_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0) {
+		if (n > 0 && pfd[3].revents && !pfd[0].revents && !pfd[1].revents && !pfd[2].revents) {
+			/* A umask() of the run (seccomp.c); a dead listener
+			 * (POLLHUP: no process of the run is left) is dropped. */
+			if (!(pfd[3].revents & POLLIN) || seccomp_answer_umask(r.sb.notify) < 0)
+				close_fd(&r.sb.notify);
+			continue;
+		}
+		if (n == 0 && disk_over(&r, &disk, ex.message, sizeof(ex.message))) {
+			ex.disk_limited = 1;
+			log_info("run %s: %s", req.run_id, ex.message);
+			kill_run(&r.sb);
+			break;
+		}
+		if (n == 0 && ms_since(&r.t0) >= deadline) {
 			ex.timed_out = 1;
 			kill_run(&r.sb);
 			break;
@@ -624,11 +759,13 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 			break;
 		}
 	}
+		if (n == 0)
+			continue;
 	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		ex.error = PRIVSEP_ERR_SETUP;
 		sandbox_failure(ex.message, sizeof(ex.message), &sst);
 		log_warn("run %s: %s", req.run_id, ex.message);
-	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out) {
+	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited) {
 		if (WIFEXITED(sst.wstatus)) {
 			ex.exit_code = WEXITSTATUS(sst.wstatus);
 		} else {
@@ -645,7 +782,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	 * reaped every other process of the run (sandbox.c): the reply may go
 	 * now, while the init's own exit tears the namespaces down.  Otherwise
 	 * (timeout, abort, a failure) the run is stopped first. */
-	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out;
+	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited;
 	if (!reported)
 		ex.cleanup_failed = stop_run(&r.sb) < 0;
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);

@@ -433,6 +433,34 @@ TEST(landlock_min_abi)
 
 	CHECK_EQ_INT(LANDLOCK_ABI_KNOWN, 8);
 	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
+/* limits.disk_*: the bounds of a writable run's disk (supervise.c). */
+TEST(disk_limits)
+{
+	struct config c;
+
+	CHECK_EQ_INT(parse("{}", &c), 0);
+	CHECK(c.disk_max_bytes == (UINT64_C(2) << 30) && c.disk_max_inodes == 100000);
+	CHECK(c.disk_reserve_bytes == (UINT64_C(256) << 20) && c.disk_reserve_inodes == 10000);
+	config_free(&c);
+	CHECK_EQ_INT(parse("{\"limits\": {\"disk_max_bytes\": 1048576, \"disk_max_inodes\": 100, "
+	                   "\"disk_reserve_bytes\": 0, \"disk_reserve_inodes\": 1099511627776}}", &c), 0);
+	CHECK(c.disk_max_bytes == 1048576 && c.disk_max_inodes == 100);
+	CHECK(c.disk_reserve_bytes == 0 && c.disk_reserve_inodes == (UINT64_C(1) << 40));
+	CHECK(c.max_body == 2u * 1024 * 1024); /* the other limits keep their defaults */
+	config_free(&c);
+	CHECK(refused("{\"limits\": {\"disk_max_bytes\": 1048575}}",
+	              "test.json: key 'limits.disk_max_bytes' must be a whole number from 1048576 to 1125899906842624"));
+	CHECK(refused("{\"limits\": {\"disk_max_bytes\": 1e30}}",
+	              "test.json: key 'limits.disk_max_bytes' must be a whole number from 1048576 to 1125899906842624"));
+	CHECK(refused("{\"limits\": {\"disk_max_inodes\": 99}}",
+	              "test.json: key 'limits.disk_max_inodes' must be a whole number from 100 to 1099511627776"));
+	CHECK(refused("{\"limits\": {\"disk_reserve_bytes\": -1}}",
+	              "test.json: key 'limits.disk_reserve_bytes' must be a whole number from 0 to 1125899906842624"));
+	CHECK(refused("{\"limits\": {\"disk_reserve_inodes\": \"10\"}}",
+	              "test.json: key 'limits.disk_reserve_inodes' must be a number"));
+	CHECK(refused("{\"limits\": {\"disk_max\": 1}}", "test.json: key 'limits.disk_max' is unknown"));
+}
+
 		char json[64];
 
 		snprintf(json, sizeof(json), "{\"landlock_min_abi\": %d}", abi);
@@ -607,3 +635,4 @@ int main(void)
 	RUN(load_errors);
 	return harness_done();
 }
+	RUN(disk_limits);

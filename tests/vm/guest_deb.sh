@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# tests/vm/guest_deb.sh - the Debian package on a booted Debian system (issue 17),
+# as root, with the tree at /src (tests/vm/run.sh's stage).  Each step is an
+# "ok"/"not ok" line:
+#   fresh     make install's files gone (make uninstall if they are there), and
+#             what uninstall keeps (certificates, state, logs) removed too
+#   install   apt-get install ./build/deb/sharness_<v>_amd64.deb: files where the
+#             package puts them, certificates made once in /etc/sharness/certs,
+#             sharnessd.service enabled and active under systemd
+#   run       sharness-client run -- id as root with the app certificate
+#   upgrade   to <v>+next (the same package with a higher Version, made here
+#             with dpkg-deb): a changed conffile, the certificates and the
+#             audit log are kept, the service restarts
+#   purge     apt-get purge: config, certificates, state, logs and units gone
+# The .deb comes from the host (make deb, same distribution); with VM_BUILD=1
+# or without one, `make deb` builds it here.
+set -u
+cd /src
+. tests/e2e/lib_checks.sh
+say() { echo "# $*"; }
+export DEBIAN_FRONTEND=noninteractive
+T=$(mktemp -d /tmp/sharness-deb.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+apt_get() { apt-get -q -y "$@" </dev/null >"$T/apt.log" 2>&1; }
+systemd=0
+[ -d /run/systemd/system ] && systemd=1
+
+# ---- the package --------------------------------------------------------------
+if [ "${VM_BUILD:-0}" = 1 ] || ! compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null; then
+	if make deb >"$T/deb.log" 2>&1; then ok "make deb builds the package here"
+	else not_ok "make deb builds the package here" "$(tail -20 "$T/deb.log")"; fi
+fi
+deb=$(ls build/deb/sharness_*_amd64.deb 2>/dev/null | grep -v '+next_' | head -n 1)
+if [ -z "$deb" ]; then
+	not_ok "build/deb/sharness_*_amd64.deb exists"
+	exit 1
+fi
+deb=$PWD/$deb
+v=$(dpkg-deb -f "$deb" Version)
+say "package: ${deb##*/} (version $v)"
+# The newer build: the same files, Version $v+next.
+mkdir "$T/next"
+dpkg-deb -R "$deb" "$T/next/pkg"
+sed -i "s/^Version: .*/Version: $v+next/" "$T/next/pkg/DEBIAN/control"
+next=$T/next/sharness_${v}+next_amd64.deb
+check "dpkg-deb builds $v+next" dpkg-deb -b "$T/next/pkg" "$next"
+
+# ---- a fresh system --------------------------------------------------------------
+# guest.sh's make install/uninstall: units in /usr/local/lib/systemd/system
+# would shadow the package's, and uninstall keeps certificates, state and
+# logs, which would make "certificates made once" vacuous.
+if [ -e /usr/local/sbin/sharnessd ] || [ -e /usr/local/lib/systemd/system/sharnessd.service ]; then
+	say "make install's files are here: make uninstall"
+	make -s uninstall >"$T/uninstall.log" 2>&1 || not_ok "make uninstall" "$(tail -5 "$T/uninstall.log")"
+fi
+rm -rf /etc/sharness /var/lib/sharness /var/log/sharness
+rmdir /srv/sharness 2>/dev/null
+[ "$systemd" = 1 ] && systemctl daemon-reload
+check "no sharnessd from make install is left" test ! -e /usr/local/sbin/sharnessd -a ! -e /usr/local/lib/systemd/system/sharnessd.service
+
+# ---- install ----------------------------------------------------------------------
+if apt_get install "$deb"; then ok "apt-get install ./${deb##*/}"
+else not_ok "apt-get install ./${deb##*/}" "$(tail -20 "$T/apt.log")"; fi
+check_eq "dpkg: sharness $v installed" "$(dpkg-query -W -f '${Status} ${Version}' sharness 2>&1)" "install ok installed $v"
+mode() { stat -c %a "$1" 2>/dev/null || echo missing; }
+while read -r m f; do
+	check_eq "$f mode $m" "$(mode "$f")" "$m"
+done <<'EOF'
+755 /usr/sbin/sharnessd
+755 /usr/bin/sharness-client
+755 /usr/bin/sharness-mkcerts
+644 /usr/lib/systemd/system/sharnessd.service
+644 /usr/lib/systemd/system/sharnessd.socket
+644 /usr/share/man/man8/sharnessd.8.gz
+644 /usr/share/man/man5/sharnessd.json.5.gz
+644 /usr/share/man/man1/sharness-client.1.gz
+644 /etc/sharness/sharnessd.json
+644 /etc/sharness/profiles/analyse.json
+644 /etc/sharness/profiles/build.json
+644 /etc/sharness/profiles/admin.json
+700 /etc/sharness/certs
+700 /var/lib/sharness
+700 /var/log/sharness
+755 /srv/sharness
+EOF
+check_match "the unit runs /usr/sbin/sharnessd (paths rewritten for PREFIX=/usr)" \
+	"$(grep '^ExecStart=' /usr/lib/systemd/system/sharnessd.service)" '^ExecStart=/usr/sbin/sharnessd --config /etc/sharness/sharnessd.json$'
+check_eq "the configuration and profiles are conffiles" \
+	"$(dpkg-query -W -f '${Conffiles}' sharness | awk '{print $1}' | sort | paste -sd' ')" \
+	"/etc/sharness/profiles/admin.json /etc/sharness/profiles/analyse.json /etc/sharness/profiles/build.json /etc/sharness/sharnessd.json"
+check "sharnessd --check-config accepts the installed configuration" \
+	/usr/sbin/sharnessd --check-config --config /etc/sharness/sharnessd.json
+check "man sharnessd finds the installed page" man -w sharnessd
+
+# Certificates: made by the postinst, once.
+missing=
+for f in ca.pem ca.key server.pem server.key app.pem app.key orchestrator.pem orchestrator.key person.pem person.key; do
+	[ -s "/etc/sharness/certs/$f" ] || missing="$missing $f"
+done
+check_eq "the postinst made the certificates in /etc/sharness/certs" "${missing:-none missing}" "none missing"
+check_eq "keys are 0600" "$(stat -c %a /etc/sharness/certs/ca.key /etc/sharness/certs/app.key | sort -u)" 600
+check_match "the app certificate's role is app" "$(openssl x509 -in /etc/sharness/certs/app.pem -noout -subject 2>&1)" 'OU ?= ?app'
+check "the certificates are not the package's files (never replaced or removed by dpkg)" \
+	bash -c '! dpkg -S /etc/sharness/certs/ca.pem >/dev/null 2>&1'
+ca_sum=$(sha256sum /etc/sharness/certs/ca.pem /etc/sharness/certs/app.pem)
+
+# The service.
+wait_active() {
+	for _ in $(seq 1 150); do
+		[ "$(systemctl is-active sharnessd)" = active ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+client_id() {
+	(cd /srv/sharness && SHARNESS_URL=https://127.0.0.1:7443 SHARNESS_CA=/etc/sharness/certs/ca.pem \
+		SHARNESS_CERT=/etc/sharness/certs/app.pem SHARNESS_KEY=/etc/sharness/certs/app.key \
+		timeout 60 /usr/bin/sharness-client run -- id 2>&1)
+}
+if [ "$systemd" = 1 ]; then
+	check_eq "sharnessd.service is enabled" "$(systemctl is-enabled sharnessd 2>&1)" enabled
+	check_eq "sharnessd.socket is not enabled (the service listens itself)" "$(systemctl is-enabled sharnessd.socket 2>&1)" disabled
+	wait_active
+	check_eq "sharnessd.service is active after apt-get install" "$(systemctl is-active sharnessd)" active
+	[ "$(systemctl is-active sharnessd)" = active ] || journalctl -u sharnessd --no-pager | tail -20 | sed 's/^/#   /'
+	check_eq "systemd runs the package's unit" "$(systemctl show -p FragmentPath --value sharnessd)" /usr/lib/systemd/system/sharnessd.service
+	pid1=$(systemctl show -p MainPID --value sharnessd)
+	check_eq "its main process is /usr/sbin/sharnessd" "$(readlink "/proc/$pid1/exe" 2>&1)" /usr/sbin/sharnessd
+	out=$(client_id); rc=$?
+	check_eq "sharness-client run -- id (root, app certificate): exit 0" "$rc" 0
+	check_match "sharness-client run -- id: an ephemeral uid of the range" "$out" 'uid=19[0-9]{8}'
+	check "the run has an audit line" test -s /var/log/sharness/audit.log
+else
+	not_ok "systemd is running (the service and client checks need it)"
+fi
+audit_lines=$(wc -l 2>/dev/null </var/log/sharness/audit.log || echo 0)
+
+# ---- upgrade --------------------------------------------------------------------
+# The operator's change: one run slot less.  The shipped file is the same in
+# both builds, so dpkg keeps the changed one without asking (stdin is
+# /dev/null: a conffile question would fail the install).
+sed -i 's/"max_runs": 8/"max_runs": 7/' /etc/sharness/sharnessd.json
+conf_sum=$(sha256sum /etc/sharness/sharnessd.json)
+check_match "the configuration is changed" "$(cat /etc/sharness/sharnessd.json)" '"max_runs": 7'
+if apt_get install "$next"; then ok "apt-get install ./${next##*/} (upgrade)"
+else not_ok "apt-get install ./${next##*/} (upgrade)" "$(tail -20 "$T/apt.log")"; fi
+check_eq "dpkg: sharness $v+next installed" "$(dpkg-query -W -f '${Status} ${Version}' sharness 2>&1)" "install ok installed $v+next"
+check_eq "the changed sharnessd.json survives the upgrade" "$(sha256sum /etc/sharness/sharnessd.json)" "$conf_sum"
+check "no .dpkg-dist/.dpkg-new/.dpkg-old left next to it" \
+	bash -c '! compgen -G "/etc/sharness/*.dpkg-*" >/dev/null && ! compgen -G "/etc/sharness/profiles/*.dpkg-*" >/dev/null'
+check_eq "the certificates survive the upgrade (not made again)" "$(sha256sum /etc/sharness/certs/ca.pem /etc/sharness/certs/app.pem)" "$ca_sum"
+if [ "$systemd" = 1 ]; then
+	wait_active
+	check_eq "sharnessd.service is active after the upgrade" "$(systemctl is-active sharnessd)" active
+	pid2=$(systemctl show -p MainPID --value sharnessd)
+	check "the upgrade restarted the daemon (pid $pid1 -> $pid2)" test "$pid2" != "$pid1" -a "$pid2" != 0
+	out=$(client_id); rc=$?
+	check_match "sharness-client run -- id after the upgrade (exit $rc)" "$out" 'uid=19[0-9]{8}'
+	check "the audit log is kept across the upgrade ($audit_lines lines before)" \
+		test "$(wc -l </var/log/sharness/audit.log)" -gt "$audit_lines"
+fi
+
+# ---- purge ---------------------------------------------------------------------
+if apt_get purge sharness; then ok "apt-get purge sharness"
+else not_ok "apt-get purge sharness" "$(tail -20 "$T/apt.log")"; fi
+check "dpkg no longer knows sharness" bash -c '! dpkg -s sharness >/dev/null 2>&1'
+for p in /etc/sharness /var/lib/sharness /var/log/sharness /srv/sharness /usr/sbin/sharnessd \
+	/usr/bin/sharness-client /usr/bin/sharness-mkcerts /usr/lib/systemd/system/sharnessd.service \
+	/usr/share/man/man8/sharnessd.8.gz; do
+	check "purge removed $p" test ! -e "$p"
+done
+if [ "$systemd" = 1 ]; then
+	check_match "sharnessd.service is gone" "$(systemctl is-active sharnessd 2>&1)" '^(inactive|unknown)$'
+	check "no sharnessd process is left" bash -c '! pgrep -x sharnessd'
+	check "no enablement symlink is left" test ! -e /etc/systemd/system/multi-user.target.wants/sharnessd.service
+fi
+[ "$E2E_FAILED" = 0 ]
