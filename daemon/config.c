@@ -47,12 +47,12 @@
 #define DEFAULT_IDLE_TIMEOUT_S 15u
 #define DEFAULT_APPROVAL_TIMEOUT_S 300u
 #define DEFAULT_PREWARM 1u
-#define DEFAULT_LANDLOCK_MIN_ABI   1u /* every ABI is accepted; docs/landlock.md says what covers the rest */
-#define EMBEDDED_SOURCE "(embedded defaults)"
 #define DEFAULT_DISK_MAX_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DISK_MAX_INODES UINT64_C(100000)
 #define DEFAULT_DISK_RESERVE_BYTES (UINT64_C(256) << 20)
 #define DEFAULT_DISK_RESERVE_INODES UINT64_C(10000)
+#define DEFAULT_LANDLOCK_MIN_ABI   1u /* every ABI is accepted; docs/landlock.md says what covers the rest */
+#define EMBEDDED_SOURCE "(embedded defaults)"
 
 /* base + "/" + path, or a copy of path when it is already absolute. */
 static char *abs_path(const char *base, const char *path)
@@ -209,14 +209,14 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->connection_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
 	c->approval_timeout_s = DEFAULT_APPROVAL_TIMEOUT_S;
 	c->prewarm = DEFAULT_PREWARM;
-	c->landlock_min_abi = DEFAULT_LANDLOCK_MIN_ABI;
-	c->proxy_listen = NULL;
-	c->source = strdup(EMBEDDED_SOURCE);
-	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
 	c->disk_max_bytes = DEFAULT_DISK_MAX_BYTES;
 	c->disk_max_inodes = DEFAULT_DISK_MAX_INODES;
 	c->disk_reserve_bytes = DEFAULT_DISK_RESERVE_BYTES;
 	c->disk_reserve_inodes = DEFAULT_DISK_RESERVE_INODES;
+	c->landlock_min_abi = DEFAULT_LANDLOCK_MIN_ABI;
+	c->proxy_listen = NULL;
+	c->source = strdup(EMBEDDED_SOURCE);
+	if (!c->listen_host || !c->tls_ca || !c->tls_cert || !c->tls_key || !c->profiles_dir ||
 	    !real || !c->audit_log || !c->state_dir || !c->source) {
 		errmsg_set(err, errlen, "cannot set the embedded defaults: %s", strerror(errno ? errno : ENOMEM));
 		config_free(c);
@@ -392,10 +392,6 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 			return -1;
 		c->connection_timeout_s = (unsigned)x;
 	}
-	return 0;
-}
-
-static int parse_proxy(const char *origin, const cJSON *p, struct config *c, char *err,
 	for (size_t i = 0; i < sizeof(disk) / sizeof(disk[0]); i++) {
 		if (!(v = cJSON_GetObjectItemCaseSensitive(l, disk[i].key)))
 			continue;
@@ -404,6 +400,10 @@ static int parse_proxy(const char *origin, const cJSON *p, struct config *c, cha
 			return -1;
 		memcpy((char *)c + disk[i].off, &x, sizeof(x));
 	}
+	return 0;
+}
+
+static int parse_proxy(const char *origin, const cJSON *p, struct config *c, char *err,
                        size_t errlen)
 {
 	static const char *const known[] = {"listen", NULL};

@@ -368,6 +368,10 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		cJSON_AddNullToObject(o, "signal");
 	}
 	cJSON_AddBoolToObject(o, "timed_out", res.timed_out);
+	if (res.disk_limited) {
+		cJSON_AddBoolToObject(o, "disk_limited", true);
+		cJSON_AddStringToObject(o, "message", res.message);
+	}
 	cJSON_AddStringToObject(o, "stdout", res.out);
 	cJSON_AddStringToObject(o, "stderr", res.err);
 	cJSON_AddNumberToObject(o, "filtered", (double)res.filtered);
@@ -393,6 +397,8 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		cJSON_AddNullToObject(line, "signal");
 	}
 	cJSON_AddBoolToObject(line, "timed_out", res.timed_out);
+	if (res.disk_limited)
+		cJSON_AddBoolToObject(line, "disk_limited", true);
 	cJSON_AddNumberToObject(line, "ms", (double)res.ms);
 	cJSON_AddNumberToObject(line, "filtered", (double)res.filtered);
 	cJSON_AddBoolToObject(line, "truncated", res.truncated);
@@ -441,10 +447,6 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 		if (routes[i].who == WHO_RUNNER && x->peer.role == TLS_ROLE_PERSON) {
 			request_error_set(e, 403, "role_not_allowed", "Role 'person' may read and approve but not run commands.");
 			return -1;
-	if (res.disk_limited) {
-		cJSON_AddBoolToObject(o, "disk_limited", true);
-		cJSON_AddStringToObject(o, "message", res.message);
-	}
 		}
 		if (routes[i].who == WHO_PERSON && x->peer.role != TLS_ROLE_PERSON) {
 			request_error_set(e, 403, "role_not_allowed", "Only a certificate with role 'person' may decide approvals.");
@@ -471,8 +473,6 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 			return -1;
 		}
 	}
-	if (res.disk_limited)
-		cJSON_AddBoolToObject(line, "disk_limited", true);
 	return 0;
 }
 

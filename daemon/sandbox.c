@@ -330,8 +330,15 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	/* After the mounts (the paths it names must be the sandbox's). */
 	if (apply_landlock(s) < 0)
 		fail(s, STEP_LANDLOCK);
-	/* Last: it forbids mount and the rest of what the steps above used. */
-	if (seccomp_apply(s->seccomp) < 0)
+	/* Last: it forbids mount and the rest of what the steps above used.
+	 * Its listener answers umask() (seccomp.c): the supervisor takes it
+	 * from us by number; we keep our copy (nothing of the run can reach
+	 * the init's fds: it is undumpable, and the command gets only 0-2). */
+	int listener = seccomp_apply_listener(s->seccomp);
+	if (listener < 0)
+		fail(s, STEP_SECCOMP);
+	struct sandbox_status ready = {.kind = SANDBOX_STATUS_READY, .err = listener};
+	if (write(s->status_fd, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
 		fail(s, STEP_SECCOMP);
 
 	/* Every lock is in place; now wait for what to run.  A sandbox built

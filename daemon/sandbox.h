@@ -49,7 +49,9 @@ struct sandbox_job {
 	uint32_t has_stdin;           /* else the command's stdin is /dev/null */
 };
 
-enum sandbox_status_kind { SANDBOX_STATUS_EXIT = 1, SANDBOX_STATUS_SETUP_FAILED = 2 };
+/* READY: every lock is on; `err` is the init's fd number of the seccomp
+ * listener (seccomp.c, umask), which the supervisor takes with pidfd_getfd. */
+enum sandbox_status_kind { SANDBOX_STATUS_EXIT = 1, SANDBOX_STATUS_SETUP_FAILED = 2, SANDBOX_STATUS_READY = 3 };
 
 struct sandbox_status {
 	int kind;

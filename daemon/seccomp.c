@@ -106,7 +106,7 @@ static const char *const denied_names[] = {
 	"ioctl(TIOCLINUX)",
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
 	"chmod, fchmod, fchmodat, fchmodat2(S_ISUID, S_ISGID or S_IWOTH)",
-	"umask(without S_IWOTH)",
+	"umask(without S_IWOTH: answered with the unchanged umask)",
 	"setxattr, lsetxattr, fsetxattr, setxattrat, removexattr, lremovexattr, fremovexattr, removexattrat(any name: EOPNOTSUPP)",
 	"fallocate(any mode: EOPNOTSUPP)",
 	NULL,
@@ -288,9 +288,14 @@ static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
  * creat, mkdir, mknod, bind of a socket file, O_TMPFILE) takes
  * `mode & ~umask`, and programs pass 0666/0777 and rely on the umask, so
  * the lock is on the umask instead: the init sets it to 022 (sandbox.c) and
- * umask() with a mask that clears S_IWOTH is EPERM here.  One rule covers
- * every creating call, including those whose mode seccomp cannot read
- * (openat2 is ENOSYS anyway).  A directory's default ACL overrides the
+ * a umask() whose mask clears S_IWOTH never reaches the kernel.  One rule
+ * covers every creating call, including those whose mode seccomp cannot
+ * read (openat2 is ENOSYS anyway).  An errno would not do: `old = umask(0);
+ * umask(old)` is how tar, pip and Python read the umask, and umask() cannot
+ * fail (tar took (mode_t)-1 as the mask and made every file mode 000; pip
+ * raised "[Errno 0]").  So the call goes to the supervisor (user
+ * notification), which answers with the current umask and leaves it as it
+ * is: the program reads 022 back, and its "restore" passes natively.  A directory's default ACL overrides the
  * umask, but a run cannot set one (below): only the person's own ACL can
  * apply, which grants nobody more than before.
  *
@@ -311,7 +316,7 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
+	RULE(ctx, SCMP_ACT_NOTIFY, umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
 	static const char *const xattr_set[] = {"setxattr", "lsetxattr", "fsetxattr",
 	                                        "removexattr", "lremovexattr", "fremovexattr", "fallocate"};
 	if (add_names(ctx, xattr_set, sizeof(xattr_set) / sizeof(xattr_set[0]), EOPNOTSUPP, err, errlen) < 0)
@@ -517,6 +522,60 @@ int seccomp_apply_tsync(const struct sock_fprog *prog)
 		errno = ESRCH;
 		return -1;
 	}
+	return 0;
+}
+
+int seccomp_apply_listener(const struct sock_fprog *prog)
+{
+	if (!prog || !prog->filter || prog->len == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	return fd < 0 ? -1 : (int)fd;
+}
+
+/* "Umask:\t0022" in /proc/PID/status (Linux 4.7). */
+static int read_umask(pid_t pid, unsigned *mask)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strstr(buf, "\nUmask:");
+	if (!p)
+		return -1;
+	*mask = (unsigned)strtoul(p + 7, NULL, 8);
+	return 0;
+}
+
+int seccomp_answer_umask(int listener)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -1;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	unsigned mask = 022;
+	/* The filter sends nothing but umask; anything else is refused.  The
+	 * pid is ours to read only while the request is still pending (it may
+	 * have died and the pid been reused): check the id after reading. */
+	if (req.data.nr != SCMP_SYS(umask) || read_umask((pid_t)req.pid, &mask) < 0 ||
+	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0) {
+		resp.error = -EPERM;
+	} else {
+		resp.val = (int64_t)(mask | S_IWOTH);
+	}
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)
+		return -1;
 	return 0;
 }
 

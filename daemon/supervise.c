@@ -357,23 +357,6 @@ static void view_facts(const struct run *r, char *out, size_t len)
 	}
 }
 
-/* Build the sandbox up to the point where it waits for its job.  On
- * failure sb->error says what failed; teardown() still cleans up. */
-static void prepare(struct run *r)
-{
-	struct sandbox_ready *sb = &r->sb;
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1};
-	int sync[2] = {-1, -1}, job[2] = {-1, -1}, userns = -1;
-	char name[64], why[160];
-	struct stat wst;
-
-	view_facts(r, sb->view, sizeof(sb->view));
-	snprintf(name, sizeof(name), "run-%u", r->uid);
-	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
-	if (!sb->cg) {
-		snprintf(sb->error, sizeof(sb->error), "%s", why);
-		return;
-	}
 /* Wait until the sandbox has every lock on (or failed), and take its seccomp
  * listener (seccomp.c: umask is answered here, while the run lives).  A
  * setup failure is kept in sb->error as before; the status pipe then has
@@ -404,6 +387,23 @@ static void take_listener(struct sandbox_ready *sb)
 		close(pidfd);
 }
 
+/* Build the sandbox up to the point where it waits for its job.  On
+ * failure sb->error says what failed; teardown() still cleans up. */
+static void prepare(struct run *r)
+{
+	struct sandbox_ready *sb = &r->sb;
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1};
+	int sync[2] = {-1, -1}, job[2] = {-1, -1}, userns = -1;
+	char name[64], why[160];
+	struct stat wst;
+
+	view_facts(r, sb->view, sizeof(sb->view));
+	snprintf(name, sizeof(name), "run-%u", r->uid);
+	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
+	if (!sb->cg) {
+		snprintf(sb->error, sizeof(sb->error), "%s", why);
+		return;
+	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
 	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
@@ -452,6 +452,7 @@ static void take_listener(struct sandbox_ready *sb)
 	 * so the child can tell we are alive. */
 	char go = 1;
 	(void)!write(sb->sync_w, &go, 1);
+	take_listener(sb);
 out:
 	close_fd(&userns);
 	for (int i = 0; i < 2; i++) {
@@ -469,7 +470,6 @@ static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst)
 {
 	sst->what[sizeof(sst->what) - 1] = '\0'; /* from the child: terminate it ourselves */
 	if (sst->what[0])
-	take_listener(sb);
 		snprintf(out, len, "The sandbox could not be built: %s failed (%s): %s.", sandbox_step_name(sst->step),
 		         sst->what, strerror(sst->err));
 	else
@@ -565,23 +565,6 @@ static int send_job(struct run *r)
 	return rc;
 }
 
-noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
-                            int job_sock)
-{
-	struct run r = {.l = l, .chan = -1, .uid = uid};
-	struct privsep_run req;
-	struct privsep_exit ex;
-	sigset_t mask;
-	int payload = -1;
-
-	log_set_prefix("run");
-	r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
-	                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
-	/* If the launcher dies, we stop the run and clean up. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 /*
  * The disk a writable run may consume (SPEC §15.2, issue 12).  No quota
  * works on every file system the workspace may live on, so the supervisor
@@ -661,6 +644,23 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 	return 1;
 }
 
+noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
+                            int job_sock)
+{
+	struct run r = {.l = l, .chan = -1, .uid = uid};
+	struct privsep_run req;
+	struct privsep_exit ex;
+	sigset_t mask;
+	int payload = -1;
+
+	log_set_prefix("run");
+	r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
+	                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
+	/* If the launcher dies, we stop the run and clean up. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	r.p = &l->profiles->v[profile_id];
 	r.workspace = l->cfg->workspaces[workspace_id];
@@ -691,6 +691,8 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 	stamp(&r, PH_CHECKED);
 	if (r.sb.error[0])
 		refuse(&r, PRIVSEP_ERR_SETUP, r.sb.error);
+	struct disk_watch disk = {0};
+	disk_start(&r, &disk);
 	if (send_job(&r) < 0)
 		refuse(&r, PRIVSEP_ERR_SETUP, "The sandbox did not take its job.");
 	stamp(&r, PH_JOB);
@@ -708,8 +710,6 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 
 	memset(&ex, 0, sizeof(ex));
 	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
-	struct disk_watch disk = {0};
-	disk_start(&r, &disk);
 	bool have_status = false;
 	struct sandbox_status sst = {0};
 	for (;;) {
@@ -742,6 +742,8 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 			kill_run(&r.sb);
 			break;
 		}
+		if (n == 0)
+			continue;
 		if (pfd[0].revents) {
 			ssize_t got = read(r.sb.status_r, &sst, sizeof(sst));
 			have_status = got == (ssize_t)sizeof(sst);
@@ -759,8 +761,6 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 			break;
 		}
 	}
-		if (n == 0)
-			continue;
 	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		ex.error = PRIVSEP_ERR_SETUP;
 		sandbox_failure(ex.message, sizeof(ex.message), &sst);

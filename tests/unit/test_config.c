@@ -425,14 +425,6 @@ TEST(numbers)
 	              "test.json: key 'approval_timeout_s' must be a whole number from 1 to 86400"));
 }
 
-/* landlock_min_abi: 1 up to the newest ABI landlock.c knows, nothing else. */
-TEST(landlock_min_abi)
-{
-	static const char range[] = "test.json: key 'landlock_min_abi' must be a whole number from 1 to 8";
-	struct config c;
-
-	CHECK_EQ_INT(LANDLOCK_ABI_KNOWN, 8);
-	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
 /* limits.disk_*: the bounds of a writable run's disk (supervise.c). */
 TEST(disk_limits)
 {
@@ -461,6 +453,14 @@ TEST(disk_limits)
 	CHECK(refused("{\"limits\": {\"disk_max\": 1}}", "test.json: key 'limits.disk_max' is unknown"));
 }
 
+/* landlock_min_abi: 1 up to the newest ABI landlock.c knows, nothing else. */
+TEST(landlock_min_abi)
+{
+	static const char range[] = "test.json: key 'landlock_min_abi' must be a whole number from 1 to 8";
+	struct config c;
+
+	CHECK_EQ_INT(LANDLOCK_ABI_KNOWN, 8);
+	for (int abi = 1; abi <= LANDLOCK_ABI_KNOWN; abi++) {
 		char json[64];
 
 		snprintf(json, sizeof(json), "{\"landlock_min_abi\": %d}", abi);
@@ -630,9 +630,9 @@ int main(void)
 	RUN(numbers);
 	RUN(landlock_min_abi);
 	RUN(limits);
+	RUN(disk_limits);
 	RUN(proxy);
 	RUN(load_file);
 	RUN(load_errors);
 	return harness_done();
 }
-	RUN(disk_limits);

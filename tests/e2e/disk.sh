@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tests/e2e/disk.sh - a writable run's disk is bounded (SPEC §15.2, issue 12):
+# the supervisor watches the workspace's file system and kills a run that
+# consumed more than limits.disk_max_bytes / limits.disk_max_inodes, or whose
+# writes took the free space below limits.disk_reserve_bytes, and the reply
+# says so ("disk_limited": true and a message naming the limit).  fallocate,
+# which reserves gigabytes in one call, is EOPNOTSUPP.  As in sandbox.sh the
+# attacks run only once the sandbox is proven from inside.
+. "$(dirname "$0")/lib.sh"
+
+jq '.name = "diskw" | .description = "writable workspace, no network" | .workspace = "read-write" |
+	.network = {"mode": "none"} | .approval = "never"' "$ROOT/profiles/analyse.json" >"$T/diskw.json"
+E2E_PROFILES="$T/diskw.json"
+e2e_start '{"limits": {"disk_max_bytes": 134217728, "disk_max_inodes": 3000}}'
+
+# --- Proof: are commands really sandboxed? -------------------------------
+run_cmd 'grep -E "^(Uid|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " "; ls /proc | grep -c "^[0-9]"' diskw
+proof=1
+prove() { # DESC GOT EXPECTED-REGEX
+	if [[ "$2" =~ $3 ]]; then ok "proof: $1"; else not_ok "proof: $1" "got: $2"; proof=0; fi
+}
+id=$(jf .stdout)
+prove "the command ran" "$STATUS/$(jf .exit)" '^200/0$'
+prove "non-root uid" "$(grep '^Uid' <<<"$id")" '^Uid: ([1-9][0-9]{6,}) \1 \1 \1$'
+prove "no_new_privs and seccomp" "$(grep -E '^(NoNewPrivs|Seccomp)' <<<"$id" | tr '\n' ' ')" '^NoNewPrivs: 1 Seccomp: 2 $'
+prove "own pid namespace" "$(tail -1 <<<"$id")" '^[1-5]$'
+attack() { # DESC CMD [EXTRA] -- runs only when the proof held
+	if [ "$proof" != 1 ]; then
+		not_ok "$1" "not run: the sandbox was not proven"
+		return 1
+	fi
+	run_cmd "$2" diskw "${3:-{\}}"
+	return 0
+}
+alloc_mib() { local k; k=$(du -sk "$1" 2>/dev/null | cut -f1); echo $((${k:-0} / 1024)); }
+
+# A small write is not disturbed.
+attack "a small write runs to its end" 'head -c 1048576 /dev/zero > small; echo done' &&
+	check_eq "a small write runs to its end" "$(jf .stdout)/$(jf .disk_limited)" "done/null"
+rm -f "$WS/small"
+
+# fallocate -l 6G (issue 12): one call, no bytes written.
+attack "fallocate is refused (EOPNOTSUPP)" 'fallocate -l 6G big 2>&1; echo "rc=$?"' &&
+	check_match "fallocate is refused (EOPNOTSUPP)" "$(jf .stdout)" 'Operation not supported.*rc=1'
+check_eq "fallocate: nothing allocated on the host" "$(alloc_mib "$WS/big")" 0
+rm -f "$WS/big"
+
+# Bytes: 1 GiB written as fast as the page cache takes it, limit 128 MiB.
+attack "a run writing past disk_max_bytes is stopped" 'dd if=/dev/zero of=big bs=1M count=1024 2>&1; echo "rc=$?"' '{"timeout_s": 60}' && {
+	check_eq "disk_max_bytes: disk_limited, killed" "$(jf .disk_limited)/$(jf .signal)/$(jf .timed_out)" "true/KILL/false"
+	check_match "disk_max_bytes: the message names the limit and what to do" "$(jf .message)" \
+		'consumed [0-9]+ bytes .*limits\.disk_max_bytes \(134217728\).*remove it, or raise the limit'
+}
+echo "# dd was stopped at $(alloc_mib "$WS/big") MiB (limit 128 MiB)"
+check "disk_max_bytes: the file stopped well short of 1 GiB" test "$(alloc_mib "$WS/big")" -lt 900
+check "disk_max_bytes: the audit line says disk_limited" grep -q '"disk_limited":true' "$T/audit.log"
+rm -f "$WS/big"
+
+# glibc's posix_fallocate falls back to writing a byte per block: still bounded.
+attack "posix_fallocate's fallback is bounded too" 'python3 -c "
+import os
+fd = os.open(\"pf\", os.O_CREAT | os.O_WRONLY, 0o644)
+os.posix_fallocate(fd, 0, 6 << 30)
+print(\"allocated\")
+"' '{"timeout_s": 60}' &&
+	check_eq "posix_fallocate's fallback is bounded too" "$(jf .disk_limited)/$(jf .stdout)" "true/"
+check "posix_fallocate: far less than 6 GiB on the host" test "$(alloc_mib "$WS/pf")" -lt 1024
+rm -f "$WS/pf"
+
+# Inodes: 100,000 files with a builtin (issue 12), limit 3000.
+attack "a run creating files past disk_max_inodes is stopped" 'mkdir many; for i in $(seq 100000); do : > many/f$i; done; echo "made all"' '{"timeout_s": 60}' && {
+	check_eq "disk_max_inodes: disk_limited, killed" "$(jf .disk_limited)/$(jf .signal)/$(jf .stdout)" "true/KILL/"
+	check_match "disk_max_inodes: the message names the limit" "$(jf .message)" 'consumed [0-9]+ inodes .*limits\.disk_max_inodes \(3000\)'
+}
+echo "# the loop was stopped at $(find "$WS/many" -type f | wc -l) files (limit 3000 inodes)"
+check "disk_max_inodes: far fewer than 100,000 files on the host" test "$(find "$WS/many" -type f | wc -l)" -lt 50000
+rm -rf "$WS/many"
+sleep 0.3
+check_settled "disk: nothing of the runs left"
+
+# The reserve: a reserve above the file system's free space stops the first
+# run that writes (the audit log and the next run need room).
+e2e_stop
+e2e_start '{"limits": {"disk_reserve_bytes": 1125899906842624}}'
+attack "a run whose writes cross disk_reserve_bytes is stopped" 'head -c 4194304 /dev/zero > r; sleep 5; echo survived' &&
+	check_match "disk_reserve_bytes: named" "$(jf .disk_limited)/$(jf .message)" \
+		'^true/The run was stopped: its writes left only [0-9]+ bytes free .*limits\.disk_reserve_bytes \(1125899906842624\)'
+attack "reserve: a run that writes nothing is not stopped" 'cat hello.txt' &&
+	check_eq "reserve: a run that writes nothing is not stopped" "$(jf .stdout)/$(jf .disk_limited)" "hello from the workspace/null"
+run_cmd 'cat hello.txt' analyse
+check_eq "reserve: a read-only profile is not watched" "$(jf .stdout)/$(jf .disk_limited)" "hello from the workspace/null"
+rm -f "$WS/r"
