@@ -28,6 +28,7 @@
 #include "hook.h"
 #include "mcp.h"
 #include "run.h"
+#include "show.h"
 
 #define EXIT_USAGE 2
 
@@ -273,21 +274,52 @@ static void print_approvals(json_t *r)
 		puts("no runs are waiting for approval");
 		return;
 	}
+	/* Every string is the requester's (or the daemon's): shown escaped
+	 * (show.h), so a \r or an ESC sequence cannot paint another command over
+	 * the real one. */
 	json_array_foreach(list, i, p) {
 		json_t *id = json_object_get(p, "id");
 		if (json_is_integer(id))
 			printf("%lld", (long long)json_integer_value(id));
 		else
-			printf("%s", str(p, "id"));
-		printf("  profile %s  requester %s\n", str(p, "profile"), str(p, "requester"));
-		printf("    cwd %s\n    cmd %s\n", str(p, "cwd"), str(p, "cmd"));
+			show_text(stdout, str(p, "id"), "");
+		fputs("  profile ", stdout);
+		show_text(stdout, str(p, "profile"), "");
+		fputs("  requester ", stdout);
+		show_text(stdout, str(p, "requester"), "");
+		fputs("\n    cwd ", stdout);
+		show_text(stdout, str(p, "cwd"), "      | ");
+		json_t *parts = json_object_get(p, "cmd_filtered_parts");
+		long nparts = json_is_number(parts) ? (long)json_number_value(parts) : 0;
+		if (strcmp(str(p, "cmd_shown"), "raw") == 0 || !json_object_get(p, "cmd_shown"))
+			fputs("\n    cmd ", stdout);
+		else
+			printf("\n    cmd (filtered: %ld part(s) shown as [filtered: ...], not the exact command; a person certificate sees it whole) ", nparts);
+		show_text(stdout, str(p, "cmd"), "      | ");
+		fputs("\n", stdout);
+		if (*str(p, "cmd_sha256"))
+			printf("    cmd sha256 %s\n", str(p, "cmd_sha256"));
+		if (json_is_string(json_object_get(p, "cmd_filtered"))) {
+			printf("    filter: %ld part(s) of cmd look like secrets; the audit log and app/orchestrator see\n      | ", nparts);
+			show_text(stdout, str(p, "cmd_filtered"), "      | ");
+			fputs("\n", stdout);
+		}
 		json_t *sb = json_object_get(p, "stdin_bytes");
-		if (json_is_number(sb) && json_number_value(sb) > 0)
-			printf("    stdin %.0f bytes: %s\n", json_number_value(sb), str(p, "stdin"));
+		if (json_is_number(sb) && json_number_value(sb) > 0) {
+			printf("    stdin %.0f bytes", json_number_value(sb));
+			if (*str(p, "stdin_sha256"))
+				printf(", sha256 %s", str(p, "stdin_sha256"));
+			fputs(": ", stdout);
+			show_text(stdout, str(p, "stdin"), "      | ");
+			fputs("\n", stdout);
+		}
 		json_t *env = json_object_get(p, "env"), *v;
 		size_t k;
-		json_array_foreach(env, k, v)
-			printf("    env %s\n", json_string_value(v) ? json_string_value(v) : "?");
+		json_array_foreach(env, k, v) {
+			fputs("    env ", stdout);
+			show_text(stdout, json_string_value(v) ? json_string_value(v) : "?", "      | ");
+			fputs("\n", stdout);
+		}
 		json_t *t = json_object_get(p, "timeout_s");
 		if (json_is_number(t))
 			printf("    timeout %.0f s\n", json_number_value(t));
@@ -303,7 +335,9 @@ static int cmd_get(struct args *a, const char *path, void (*print)(json_t *))
 		return die(EXIT_USAGE, "%s takes no arguments", a->cmdname);
 	if (api_call(&a->conf, "GET", path, NULL, &r, &status, err, sizeof err) < 0)
 		return die(RUN_EXIT_ERROR, "%s", err);
-	char *s = json_dumps(r, a->json || !print ? (a->json ? JSON_COMPACT : JSON_INDENT(2)) : 0);
+	/* JSON_ENSURE_ASCII: bidi and other format characters leave as \uXXXX,
+	 * never raw to a terminal (jansson escapes the C0 controls anyway). */
+	char *s = json_dumps(r, JSON_ENSURE_ASCII | (a->json ? JSON_COMPACT : JSON_INDENT(2)));
 	if (a->json || !print)
 		printf("%s\n", s ? s : "null");
 	else

@@ -16,6 +16,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "log.h"
+
 #define SLICE_MS 200
 
 enum state { PENDING, ALLOWED, DENIED };
@@ -101,6 +103,9 @@ int approvals_wait(struct approvals *a, const struct approval_info *info, int cl
 	p.next = a->head;
 	a->head = &p;
 	a->n++;
+	/* In sight at once (SPEC §15.3): the operator's log names the wait. */
+	log_info("a run of '%s' (profile %s) waits up to %u s for a person's approval: %s (sharness-client approve %s)",
+	         info->requester_cn, info->profile, timeout_s, p.id, p.id);
 	*outcome = APPROVAL_EXPIRED;
 	for (;;) {
 		if (p.state != PENDING) {
@@ -148,7 +153,7 @@ int approvals_decide(struct approvals *a, const char *id, bool allow, const char
 	return rc;
 }
 
-char *approvals_list_json(struct approvals *a)
+char *approvals_list_json(struct approvals *a, bool raw)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(o, "approvals");
@@ -163,10 +168,18 @@ char *approvals_list_json(struct approvals *a)
 		cJSON_AddStringToObject(e, "requester", p->info->requester_cn);
 		cJSON_AddStringToObject(e, "requester_role", p->info->requester_role);
 		cJSON_AddStringToObject(e, "profile", p->info->profile);
-		cJSON_AddStringToObject(e, "cmd", p->info->cmd);
+		cJSON_AddStringToObject(e, "cmd", raw ? p->info->cmd_raw : p->info->cmd);
+		cJSON_AddStringToObject(e, "cmd_shown", raw ? "raw" : "filtered");
+		cJSON_AddStringToObject(e, "cmd_sha256", p->info->cmd_sha256);
+		cJSON_AddNumberToObject(e, "cmd_filtered_parts", (double)p->info->cmd_filtered);
+		if (raw && p->info->cmd_filtered)
+			cJSON_AddStringToObject(e, "cmd_filtered", p->info->cmd);
+		if (p->info->cmd_invalid_utf8)
+			cJSON_AddBoolToObject(e, "cmd_invalid_utf8_replaced", true);
 		cJSON_AddStringToObject(e, "cwd", p->info->cwd);
 		cJSON_AddNumberToObject(e, "timeout_s", p->info->timeout_s);
-		for (const cJSON *x = p->info->extra ? p->info->extra->child : NULL; x; x = x->next)
+		const cJSON *extra = raw ? p->info->extra_raw : p->info->extra;
+		for (const cJSON *x = extra ? extra->child : NULL; x; x = x->next)
 			cJSON_AddItemToObject(e, x->string, cJSON_Duplicate(x, true));
 		cJSON_AddNumberToObject(e, "age_s", (double)(now.tv_sec - p->since.tv_sec));
 		cJSON_AddItemToArray(arr, e);

@@ -28,13 +28,19 @@ struct approval_info {
 	const char *requester_cn;
 	const char *requester_role;
 	const char *profile;
-	const char *cmd;          /* already filtered */
+	const char *cmd;          /* filtered: what the audit log and non-person roles see */
+	const char *cmd_raw;      /* exact (invalid UTF-8 as U+FFFD): the person's view */
+	const char *cmd_sha256;   /* of the exact bytes, hex */
+	unsigned long cmd_filtered; /* parts of cmd the filter replaced */
+	bool cmd_invalid_utf8;    /* cmd_raw had bytes replaced */
 	const char *cwd;
 	unsigned timeout_s;
 	/* What else the run gets, so the person decides on the whole request:
-	 * {"stdin_bytes", "stdin" (filtered preview), "env" (filtered NAME=VALUE
-	 * list)}; merged into the listing.  Borrowed. */
+	 * {"stdin_bytes", "stdin_sha256", "stdin" (preview), "env" (NAME=VALUE
+	 * list)}; merged into the listing.  `extra` is filtered (for app and
+	 * orchestrator), `extra_raw` exact (for person).  Borrowed. */
 	const cJSON *extra;
+	const cJSON *extra_raw;
 };
 
 struct approvals *approvals_new(unsigned max_pending);
@@ -51,8 +57,13 @@ int approvals_wait(struct approvals *a, const struct approval_info *info, int cl
  * run with that id is waiting (unknown, decided, expired or withdrawn). */
 int approvals_decide(struct approvals *a, const char *id, bool allow, const char *decider_cn);
 
-/* {"approvals":[{"id","requester","requester_role","profile","cmd","cwd","timeout_s",
- * "stdin_bytes","stdin","env","age_s"}]}, malloc'd. */
-char *approvals_list_json(struct approvals *a);
+/* {"approvals":[{"id","requester","requester_role","profile","cmd","cmd_shown",
+ * "cmd_sha256","cmd_filtered_parts",["cmd_filtered"],"cwd","timeout_s","stdin_bytes",
+ * "stdin_sha256","stdin","env","age_s"}]}, malloc'd.  `raw` (the reader is a person):
+ * cmd, stdin and env exactly as the run gets them, cmd_shown "raw", and cmd_filtered
+ * the filtered text when the filter would change it -- no detector's redaction can
+ * hide code from the one who approves it; this listing goes only over mTLS and is never
+ * logged.  Otherwise the filtered text, cmd_shown "filtered". */
+char *approvals_list_json(struct approvals *a, bool raw);
 
 #endif

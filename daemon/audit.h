@@ -12,6 +12,11 @@
  * children) with U+FFFD: strings cut at a byte limit or taken from a URL. */
 void audit_clean_strings(cJSON *node);
 
+/* SHA-256 of `len` bytes as 64 lowercase hex digits: the `cmd_sha256` of
+ * every audit line about a run and of the approval listing, so what was
+ * filtered out of the text is still pinned to the exact bytes. */
+void audit_sha256_hex(const void *buf, size_t len, char out[65]);
+
 /* Open `path` for appending ("-" = stderr).  Returns an fd or -1. */
 int audit_open(const char *path);
 /* Print `line` compactly plus "\n" to fd; adds "time" (RFC 3339 UTC, ms).

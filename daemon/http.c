@@ -155,38 +155,54 @@ static cJSON *run_audit_line(const struct front *f, const struct run_request *r,
 	bool replaced;
 	char *clean = cmd ? utf8_clean(cmd, len, &replaced) : NULL;
 	cJSON_AddStringToObject(a, "cmd", clean ? clean : "[unavailable]");
+	/* The filtered text may hide parts of the command; the hash of the exact
+	 * bytes says what ran (SPEC §15.2), in every line copied from this one. */
+	char sha[65];
+	audit_sha256_hex(r->cmd, r->cmd_len, sha);
+	cJSON_AddStringToObject(a, "cmd_sha256", sha);
+	cJSON_AddNumberToObject(a, "cmd_filtered_parts", (double)n);
 	free(clean);
 	free(cmd);
 	cJSON_AddStringToObject(a, "cwd", r->cwd);
 	return a;
 }
 
-/* The rest of a run a person must see to decide: stdin (size and a filtered
- * preview) and the extra environment (filtered). */
+/* The rest of a run a person must see to decide: stdin (size, hash and a
+ * preview) and the extra environment; filtered, or exact when `raw` (the
+ * person's view). */
 #define APPROVAL_STDIN_PREVIEW 4096
-static cJSON *approval_extra(const struct front *f, const struct run_request *r)
+static char *approval_text(const struct front *f, const char *buf, size_t len, bool raw)
+{
+	unsigned long n;
+	size_t flen;
+	bool replaced;
+	if (raw)
+		return utf8_clean(buf, len, &replaced);
+	char *filtered = scrub_buffer(f->scrub, buf, len, &flen, &n);
+	char *clean = filtered ? utf8_clean(filtered, flen, &replaced) : NULL;
+	free(filtered);
+	return clean;
+}
+
+static cJSON *approval_extra(const struct front *f, const struct run_request *r, bool raw)
 {
 	cJSON *x = cJSON_CreateObject();
-	unsigned long n;
-	size_t len;
-	bool replaced;
 
 	cJSON_AddNumberToObject(x, "stdin_bytes", (double)r->stdin_len);
 	if (r->has_stdin) {
+		char sha[65];
+		audit_sha256_hex(r->stdin_data, r->stdin_len, sha);
+		cJSON_AddStringToObject(x, "stdin_sha256", sha);
 		size_t shown = r->stdin_len < APPROVAL_STDIN_PREVIEW ? r->stdin_len : APPROVAL_STDIN_PREVIEW;
-		char *filtered = scrub_buffer(f->scrub, r->stdin_data, shown, &len, &n);
-		char *clean = filtered ? utf8_clean(filtered, len, &replaced) : NULL;
+		char *clean = approval_text(f, r->stdin_data, shown, raw);
 		cJSON_AddStringToObject(x, "stdin", clean ? clean : "[unavailable]");
 		free(clean);
-		free(filtered);
 	}
 	cJSON *env = cJSON_AddArrayToObject(x, "env");
 	for (size_t off = 0; off < r->env_len; off += strlen(r->env + off) + 1) {
-		char *filtered = scrub_buffer(f->scrub, r->env + off, strlen(r->env + off), &len, &n);
-		char *clean = filtered ? utf8_clean(filtered, len, &replaced) : NULL;
+		char *clean = approval_text(f, r->env + off, strlen(r->env + off), raw);
 		cJSON_AddItemToArray(env, cJSON_CreateString(clean ? clean : "[unavailable]"));
 		free(clean);
-		free(filtered);
 	}
 	return x;
 }
@@ -199,14 +215,31 @@ static int wait_for_person(struct front *f, const struct conn_ctx *x, const stru
 	enum approval_outcome out;
 	char id[33];
 	cJSON *cmd = cJSON_GetObjectItem(line, "cmd");
-	cJSON *extra = approval_extra(f, r);
+	cJSON *extra = approval_extra(f, r, false), *extra_raw = approval_extra(f, r, true);
+	const char *rid = cJSON_GetStringValue(cJSON_GetObjectItem(line, "request_id"));
+	if (rid) /* the client finds its own approval by it (client/run.c) */
+		cJSON_AddStringToObject(extra, "request_id", rid), cJSON_AddStringToObject(extra_raw, "request_id", rid);
+	bool invalid = false;
+	char *cmd_raw = utf8_clean(r->cmd, r->cmd_len, &invalid);
 	struct approval_info info = {
 		.requester_cn = x->peer.cn, .requester_role = tls_role_name(x->peer.role),
-		.profile = r->profile->name, .cmd = cJSON_GetStringValue(cmd), .cwd = r->cwd,
-		.timeout_s = r->timeout_s, .extra = extra,
+		.profile = r->profile->name, .cmd = cJSON_GetStringValue(cmd),
+		.cmd_raw = cmd_raw ? cmd_raw : "[unavailable]",
+		.cmd_sha256 = cJSON_GetStringValue(cJSON_GetObjectItem(line, "cmd_sha256")),
+		.cmd_filtered = (unsigned long)cJSON_GetNumberValue(cJSON_GetObjectItem(line, "cmd_filtered_parts")),
+		.cmd_invalid_utf8 = invalid, .cwd = r->cwd, .timeout_s = r->timeout_s, .extra = extra,
+		.extra_raw = extra_raw,
 	};
 	int waited = approvals_wait(f->approvals, &info, client_fd, f->cfg->approval_timeout_s, id, &out);
 	cJSON_Delete(extra);
+	if (extra_raw) /* the exact stdin and env leave memory like the body does */
+		for (cJSON *it = extra_raw->child; it; it = it->next)
+			if (cJSON_IsString(it) && it->valuestring)
+				explicit_bzero(it->valuestring, strlen(it->valuestring));
+	cJSON_Delete(extra_raw);
+	if (cmd_raw)
+		explicit_bzero(cmd_raw, strlen(cmd_raw));
+	free(cmd_raw);
 	if (waited < 0) {
 		request_error_set(e, 503, "at_capacity", "Too many runs are waiting for approval; retry later.");
 		return -1;
@@ -533,7 +566,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		audit_request(f, x, method, url, 200, NULL, NULL);
 		return respond(c, 200, f->policy_json, NULL, NULL);
 	case ROUTE_APPROVALS: {
-		char *list = approvals_list_json(f->approvals);
+		/* Only a person sees the exact commands (approval.h). */
+		char *list = approvals_list_json(f->approvals, x->peer.role == TLS_ROLE_PERSON);
 		enum MHD_Result r = respond(c, 200, list ? list : "{\"approvals\":[]}", NULL, NULL);
 		free(list);
 		audit_request(f, x, method, url, 200, NULL, NULL);

@@ -34,10 +34,27 @@ static void log_line(const char *level, const char *fmt, va_list ap)
 	if (m < 0)
 		return;
 	size_t len = strnlen(line, sizeof(line) - 2);
-	/* One event, one line: control bytes from anything quoted become '?'. */
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-			line[i] = '?';
+	/* One event, one line: control bytes from anything quoted become '?',
+	 * and so do the C1 controls (U+0080-U+009F) and the bidi overrides and
+	 * isolates (U+202A-U+202E, U+2066-U+2069), which would reorder what a
+	 * terminal shows (CVE-2021-42574). */
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char *u = (const unsigned char *)line + i;
+		if (u[0] < 0x20 || u[0] == 0x7f) {
+			line[o++] = '?';
+		} else if (u[0] == 0xc2 && i + 1 < len && u[1] >= 0x80 && u[1] <= 0x9f) {
+			line[o++] = '?';
+			i += 1;
+		} else if (u[0] == 0xe2 && i + 2 < len &&
+		           ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) || (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9))) {
+			line[o++] = '?';
+			i += 2;
+		} else {
+			line[o++] = line[i];
+		}
+	}
+	len = o;
 	line[len++] = '\n';
 	(void)!write(STDERR_FILENO, line, len);
 }

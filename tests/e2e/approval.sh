@@ -15,7 +15,7 @@ start_admin() { # CMD -> background request; its status/body land in $T/adm.*
 pending_id() { # CMD -> the id of the pending run with that cmd
 	local id=
 	for _ in $(seq 1 50); do
-		api GET /v0/approvals person
+		api GET /v0/approvals '' person
 		id=$(printf '%s' "$BODY" | jq -r --arg c "$1" '.approvals[] | select(.cmd == $c) | .id')
 		[ -n "$id" ] && break
 		sleep 0.1
@@ -26,7 +26,7 @@ pending_id() { # CMD -> the id of the pending run with that cmd
 start_admin 'id -u; su -c "rm -rf /" root </dev/null; echo "su=$?"; python3 -c "import os; os.setuid(0)" 2>&1 | tail -1'
 id=$(pending_id 'id -u; su -c "rm -rf /" root </dev/null; echo "su=$?"; python3 -c "import os; os.setuid(0)" 2>&1 | tail -1')
 check_match "a waiting admin run is listed" "$id" '^[0-9a-f]{32}$'
-api GET /v0/approvals person
+api GET /v0/approvals '' person
 check_eq "the listing names requester, role, profile, cwd" "$(jf '.approvals[0] | [.requester, .requester_role, .profile, .cwd, (.age_s >= 0)] | map(tostring) | join(" ")')" "app app admin $WS true"
 check "the run is still waiting" kill -0 "$ADM"
 api POST "/v0/approvals/$id" '{"decision": "allow"}' app
@@ -65,7 +65,7 @@ id=$(pending_id 'echo withdrawn')
 kill "$ADM"
 wait "$ADM" 2>/dev/null
 sleep 0.5
-api GET /v0/approvals person
+api GET /v0/approvals '' person
 check_eq "a requester hanging up withdraws the approval" "$(jf '.approvals | length')" 0
 api POST "/v0/approvals/$id" '{"decision": "allow"}' person
 check_eq "a withdrawn approval cannot be decided" "$STATUS" 404
@@ -80,7 +80,7 @@ curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T
 	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
 ADM=$!
 id=$(pending_id 'bash')
-api GET /v0/approvals person
+api GET /v0/approvals '' person
 entry=$(printf '%s' "$BODY" | jq -c --arg id "$id" '.approvals[] | select(.id == $id)')
 check_eq "the approver sees stdin, its size, env and timeout" \
 	"$(jq -r '[.stdin, .stdin_bytes, (.env | join(",")), .timeout_s] | map(tostring) | join("|")' <<<"$entry")" \
@@ -89,6 +89,75 @@ check_eq "the approver sees stdin, its size, env and timeout" \
 check "sharness-client approvals shows them too" grep -q '^    env FOO=bar$' "$T/list.txt"
 api POST "/v0/approvals/$id" '{"decision": "deny"}' person
 wait "$ADM"
+
+# --- the approver sees the exact command (SPEC §15.2, issue 13) ---------------
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+PC=(--cert "$T/certs/person.pem" --key "$T/certs/person.key")
+# (a) A carriage return and an erase-line sequence must not paint "ls -la"
+# over the real command on the approver's terminal.
+spoof=$'touch SPOOFED_RAN #\r\e[2K    cmd ls -la'
+start_admin "$spoof"
+id=$(pending_id "$spoof")
+check_match "spoof: the run waits" "$id" '^[0-9a-f]{32}$'
+"$CLIENT" "${PC[@]}" approvals >"$T/list.txt" 2>&1
+check "spoof: no control character reaches the terminal" bash -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$T/list.txt'"
+check "spoof: the approver reads the whole command, escapes visible" \
+	grep -qxF '    cmd touch SPOOFED_RAN #\r\e[2K    cmd ls -la' "$T/list.txt"
+check "spoof: and its SHA-256" grep -qxF "    cmd sha256 $(sha "$spoof")" "$T/list.txt"
+api GET /v0/approvals '' person
+check_eq "spoof: the listing's cmd_sha256 is the exact command's" \
+	"$(jf '.approvals[0].cmd_sha256')" "$(sha "$spoof")"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$ADM"
+# Bidi overrides (Trojan Source) and other invisible characters are named.
+bidi=$'echo safe # \u202e\u2066 x\u200b'
+start_admin "$bidi"
+id=$(pending_id "$bidi")
+"$CLIENT" "${PC[@]}" approvals >"$T/list.txt" 2>&1
+check "bidi: U+202E, U+2066, U+200B shown as escapes" grep -qxF '    cmd echo safe # \u202e\u2066 x\u200b' "$T/list.txt"
+"$CLIENT" "${PC[@]}" approvals --json >"$T/list.json" 2>&1
+check "bidi: approvals --json prints them as \\u escapes too" bash -c "! grep -q \$'\u202e' '$T/list.json' && grep -qiF '\\u202e' '$T/list.json'"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$ADM"
+
+# (b) A script inside a block that looks like an OpenSSH key: the filter
+# hides part of it, the person must still see all of it.
+b64=$(printf 'printf PWNED > README.md; rm -f src/main.c' | base64 -w0)
+keyed=$(printf 'git status #-----BEGIN OPENSSH PRIVATE KEY-----\necho %s > /tmp/p; base64 -d /tmp/p > /tmp/q; bash /tmp/q\n#-----END OPENSSH PRIVATE KEY-----' "$b64")
+start_admin "$keyed"
+id=$(pending_id "$keyed")
+check_match "keyed: the person's listing has the exact command" "$id" '^[0-9a-f]{32}$'
+api GET /v0/approvals '' person
+entry=$(printf '%s' "$BODY" | jq -c --arg id "$id" '.approvals[] | select(.id == $id)')
+check_eq "keyed: person: cmd raw, its SHA-256, the filtered text beside it" \
+	"$(jq -r '[.cmd_shown, .cmd_sha256, (.cmd_filtered_parts >= 1), (.cmd_filtered | contains("[filtered: openssh-private-key]"))] | map(tostring) | join(" ")' <<<"$entry")" \
+	"raw $(sha "$keyed") true true"
+api GET /v0/approvals '' app
+entry=$(printf '%s' "$BODY" | jq -c --arg id "$id" '.approvals[] | select(.id == $id)')
+check_eq "keyed: app: only the filtered text, marked so, and the SHA-256" \
+	"$(jq -r '[.cmd_shown, .cmd_sha256, (.cmd | contains("[filtered: openssh-private-key]")), (.cmd | contains("'"$b64"'")), has("cmd_filtered")] | map(tostring) | join(" ")' <<<"$entry")" \
+	"filtered $(sha "$keyed") true false false"
+"$CLIENT" "${PC[@]}" approvals >"$T/list.txt" 2>&1
+check "keyed: sharness-client approvals shows the hidden script to the person" \
+	grep -qxF "      | echo $b64 > /tmp/p; base64 -d /tmp/p > /tmp/q; bash /tmp/q\\n" "$T/list.txt"
+check "keyed: ... and says what the filter would hide" grep -q '^    filter: 1 part(s) of cmd look like secrets' "$T/list.txt"
+"$CLIENT" approvals >"$T/list.app.txt" 2>&1
+check "keyed: app's client view says the command is filtered" grep -q '^    cmd (filtered: 1 part(s)' "$T/list.app.txt"
+check "the GET /v0/approvals audit line carries no command" bash -c "! grep '\"path\":\"/v0/approvals\"' '$T/audit.log' | grep -qF '$b64'"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$ADM"
+check_eq "audit: the denied run's line records the exact command's SHA-256" \
+	"$(jq -r --arg id "$id" 'select(.approval_id == $id and .path == "/v0/run") | .cmd_sha256' "$T/audit.log")" "$(sha "$keyed")"
+
+# --- the audit log records the exact command's SHA-256 beside the filtered
+# text, in every line about a run, in every profile (SPEC §15.2) -------------
+for prof in analyse build; do
+	run_cmd "$keyed" "$prof"
+	rid=$(jf .run_id)
+	check_eq "audit ($prof): run_started and the final line both carry cmd_sha256" \
+		"$(jq -r --arg r "$rid" 'select(.run_id == $r) | "\(.event // "final") \(.cmd_sha256) \(.cmd | contains("[filtered:"))"' "$T/audit.log" | sort | tr '\n' ,)" \
+		"final $(sha "$keyed") true,run_started $(sha "$keyed") true,"
+done
 
 # --- capacity: nobody is asked about a run that cannot start; an approved
 # run queues briefly for a slot instead of losing its approval to a 503 ---
@@ -104,7 +173,7 @@ run_bg 'sleep 2'
 start_admin 'echo not-asked'
 wait "$ADM"
 check_eq "at capacity: an admin run gets 503 at once" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 503/at_capacity
-api GET /v0/approvals person
+api GET /v0/approvals '' person
 check_eq "at capacity: no person was asked" "$(jf '.approvals | length')" 0
 wait "$BG"
 
