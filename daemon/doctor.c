@@ -417,12 +417,16 @@ static void unit_line(struct unit *u, char *line)
 		if (!*v) /* an empty assignment resets the list (systemd.exec(5)) */
 			while (u->n_rw)
 				free(u->rw[--u->n_rw]);
+		/* Each copy is owned by u->rw and freed in unit_free(); the analyzer
+		 * loses it across strtok_r. */
+		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
 		for (char *t = strtok_r(v, " \t", &save); t && u->n_rw < UNIT_RW_MAX;
 		     t = strtok_r(NULL, " \t", &save)) {
 			while (*t == '-' || *t == '+')
 				t++;
-			if (*t == '/' && (u->rw[u->n_rw] = strdup(t)))
-				u->n_rw++;
+			char *copy = *t == '/' ? strdup(t) : NULL;
+			if (copy)
+				u->rw[u->n_rw++] = copy;
 		}
 	}
 }
@@ -491,7 +495,7 @@ static void unit_load(struct unit *u)
 		cg[n] = '\0';
 		fclose(f);
 	}
-	if (!u->found && strstr(cg, "/sharnessd.service")) {
+	if (!u->found && u->n_rw == 0 && strstr(cg, "/sharnessd.service")) {
 		u->found = 1;
 		u->protect_home = u->protect_strict = 1;
 		u->rw[0] = strdup("/srv/sharness");
