@@ -396,7 +396,7 @@ struct unit {
 	char where[4096];   /* the unit file read */
 	int protect_home;   /* read-only or yes */
 	int protect_strict; /* ProtectSystem=strict */
-	char *rw[UNIT_RW_MAX];
+	char rw[UNIT_RW_MAX][512]; /* ReadWritePaths= entries (longer ones are cut, never matched) */
 	size_t n_rw;
 };
 
@@ -413,20 +413,25 @@ static void unit_line(struct unit *u, char *line)
 	else if (strcmp(line, "ProtectSystem") == 0)
 		u->protect_strict = strcmp(v, "strict") == 0;
 	else if (strcmp(line, "ReadWritePaths") == 0) {
-		char *save = NULL;
 		if (!*v) /* an empty assignment resets the list (systemd.exec(5)) */
-			while (u->n_rw)
-				free(u->rw[--u->n_rw]);
-		/* Each copy is owned by u->rw and freed in unit_free(); the analyzer
-		 * loses it across strtok_r. */
-		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
-		for (char *t = strtok_r(v, " \t", &save); t && u->n_rw < UNIT_RW_MAX;
-		     t = strtok_r(NULL, " \t", &save)) {
+			u->n_rw = 0;
+		/* Space-separated paths, each optionally prefixed by '-' or '+'. */
+		char *t = v;
+		while (*t && u->n_rw < UNIT_RW_MAX) {
+			t += strspn(t, " \t");
+			size_t len = strcspn(t, " \t");
+			if (len == 0)
+				break;
+			char *end = t + len;
+			int last = *end == '\0';
+			*end = '\0';
 			while (*t == '-' || *t == '+')
 				t++;
-			char *copy = *t == '/' ? strdup(t) : NULL;
-			if (copy)
-				u->rw[u->n_rw++] = copy;
+			if (*t == '/' && strlen(t) < sizeof(u->rw[0]))
+				memcpy(u->rw[u->n_rw++], t, strlen(t) + 1);
+			if (last)
+				break;
+			t = end + 1;
 		}
 	}
 }
@@ -498,16 +503,10 @@ static void unit_load(struct unit *u)
 	if (!u->found && u->n_rw == 0 && strstr(cg, "/sharnessd.service")) {
 		u->found = 1;
 		u->protect_home = u->protect_strict = 1;
-		u->rw[0] = strdup("/srv/sharness");
-		u->n_rw = u->rw[0] ? 1 : 0;
+		snprintf(u->rw[0], sizeof(u->rw[0]), "/srv/sharness");
+		u->n_rw = 1;
 		snprintf(u->where, sizeof(u->where), "(running under sharnessd.service)");
 	}
-}
-
-static void unit_free(struct unit *u)
-{
-	while (u->n_rw)
-		free(u->rw[--u->n_rw]);
 }
 
 static int path_under(const char *path, const char *dir)
@@ -578,7 +577,6 @@ static void check_workspaces(struct doctor *d, const struct config *cfg, const s
 		else if (home || u.protect_strict)
 			pass(d, "workspace %s is writable under the unit (ReadWritePaths=)", ws);
 	}
-	unit_free(&u);
 }
 
 /* ---- files the daemon writes -------------------------------------------- */
