@@ -34,6 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #define CONFIG_FILE_MAX (1u << 20)       /* a config is a page of JSON; 1 MiB is generous */
 #define MIB (1024u * 1024u)
 
@@ -178,6 +180,23 @@ bad:
 	return -1;
 }
 
+/* The development defaults keep certificates and state out of the checkout,
+ * which is the workspace (SPEC §15.2): DEV_DIR_BASE/<first 12 hex digits of
+ * the SHA-256 of the checkout's real path>, as scripts/devcerts.sh computes. */
+#define DEV_DIR_BASE "/var/lib/sharness-dev"
+static char *dev_path(const char *real, const char *name)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	char *out = NULL;
+	if (!real || !EVP_Digest(real, strlen(real), md, &mdlen, EVP_sha256(), NULL) || mdlen < 6)
+		return NULL;
+	if (asprintf(&out, DEV_DIR_BASE "/%02x%02x%02x%02x%02x%02x/%s", md[0], md[1], md[2], md[3], md[4], md[5],
+	             name) < 0)
+		return NULL;
+	return out;
+}
+
 int config_defaults(struct config *c, char *err, size_t errlen)
 {
 	char cwd[PATH_MAX], *real = NULL;
@@ -192,9 +211,9 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->listen_host = strdup(DEFAULT_LISTEN_HOST);
 	c->listen_port = DEFAULT_LISTEN_PORT;
 	c->listen_any = false;
-	c->tls_ca = abs_path(cwd, ".sharness/certs/ca.pem");
-	c->tls_cert = abs_path(cwd, ".sharness/certs/server.pem");
-	c->tls_key = abs_path(cwd, ".sharness/certs/server.key");
+	c->tls_ca = dev_path(real, "certs/ca.pem");
+	c->tls_cert = dev_path(real, "certs/server.pem");
+	c->tls_key = dev_path(real, "certs/server.key");
 	c->profiles_dir = abs_path(cwd, "profiles");
 	c->workspaces[0] = real;
 	c->n_workspaces = 1;
@@ -203,7 +222,7 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->max_runs = DEFAULT_MAX_RUNS;
 	c->secrets_file = NULL;
 	c->audit_log = strdup("-");
-	c->state_dir = abs_path(cwd, ".sharness/state");
+	c->state_dir = dev_path(real, "state");
 	c->max_body = DEFAULT_MAX_BODY;
 	c->connection_limit = DEFAULT_CONNECTIONS;
 	c->connection_timeout_s = DEFAULT_IDLE_TIMEOUT_S;

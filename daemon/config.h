@@ -47,8 +47,10 @@ struct config {
 	char *source;                  /* file it came from, or "(embedded defaults)" */
 };
 
-/* Fill `c` with the embedded development defaults (certs under .sharness/certs,
- * profiles under ./profiles, workspace = the current directory). */
+/* Fill `c` with the embedded development defaults (certs and state under
+ * /var/lib/sharness-dev/<12 hex of the SHA-256 of the current directory's real
+ * path>/certs and /state, outside the workspace; profiles under ./profiles;
+ * workspace = the current directory). */
 int config_defaults(struct config *c, char *err, size_t errlen);
 
 /* Load `path` over the defaults. Returns 0 or -1 with err set. */

@@ -30,6 +30,7 @@
 #include <openssl/x509.h>
 
 #include "approval.h"
+#include "keepout.h"
 #include "audit.h"
 #include "config.h"
 #include "doctor.h"
@@ -334,6 +335,8 @@ int main(int argc, char **argv)
 	if ((config_path ? config_load(config_path, &cfg, err, sizeof(err)) : config_defaults(&cfg, err, sizeof(err))) < 0)
 		log_fatal("%s", err);
 	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
+		log_fatal("%s", err);
+	if (keepout_check(&cfg, err, sizeof(err)) < 0) /* our own secrets, out of the runs' reach */
 		log_fatal("%s", err);
 	if (check)
 		return check_config_only(&cfg, &profiles);

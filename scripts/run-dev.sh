@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: the daemon in the foreground on the embedded development defaults.
+# `make run`: the daemon in the foreground on the embedded development defaults
+# (certificates and state outside the checkout; scripts/devcerts.sh).
 set -eu
-dir=$PWD/.sharness/certs
+dir=$(scripts/devcerts.sh --dir)
 cat <<MSG
 Starting sharnessd on https://127.0.0.1:7443 (Ctrl-C stops it). In another terminal:
 

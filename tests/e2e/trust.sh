@@ -29,3 +29,49 @@ check "... and nothing ran" bash -c "! grep -q should-not-run <<<'$BODY'"
 api POST /v0/run '{"cmd":"echo one-ou"}' app
 check_eq "one OU still works" "$STATUS/$(jf .stdout)" 200/one-ou
 e2e_stop
+
+# --- the daemon's own secrets are never inside a workspace (SPEC §15.2) -----
+# Each case: a config that puts one of them inside $WS (through a symlink in
+# one case, so the check must resolve it); --check-config and a real start refuse.
+mkdir -p "$WS/keys" "$T/outside"
+cp "$T/certs/ca.pem" "$T/certs/ca.key" "$T/certs/server.pem" "$T/certs/server.key" "$WS/keys/"
+ln -s "$WS/keys" "$T/outside/link"
+printf 'a-vault-key-for-the-test-0123456789\n' >"$WS/keys/secrets.txt"
+printf 'a-vault-key-for-the-test-0123456789\n' >"$T/secrets.txt"
+chmod 600 "$WS/keys/secrets.txt" "$T/secrets.txt"
+keepout_case() { # DESC JQ_EDIT EXPECT_REGEX
+	jq "$2" "$T/sharnessd.json" >"$T/keepout.json"
+	"$SHARNESSD" --check-config --config "$T/keepout.json" >"$T/keepout.out" 2>&1
+	local rc=$?
+	check_match "$1: --check-config refuses (exit $rc)" "$rc $(cat "$T/keepout.out")" "^1 .*$3"
+}
+keepout_case "tls.key in the workspace" ".tls.key = \"$WS/keys/server.key\" | .tls.cert = \"$WS/keys/server.pem\"" \
+	"tls.key $WS/keys/server.key lies inside the workspace $WS, where a run can read it; move it out"
+keepout_case "tls.key through a symlink into the workspace" ".tls.key = \"$T/outside/link/server.key\" | .tls.cert = \"$T/outside/link/server.pem\"" \
+	"tls.key $WS/keys/server.key lies inside the workspace $WS"
+keepout_case "the CA key next to tls.ca in the workspace" ".tls.ca = \"$WS/keys/ca.pem\"" \
+	"the CA key \\(next to tls.ca\\) $WS/keys/ca.key lies inside the workspace $WS.*certs/mkcerts"
+keepout_case "secrets_file in the workspace" ".secrets_file = \"$WS/keys/secrets.txt\"" \
+	"secrets_file $WS/keys/secrets.txt lies inside the workspace $WS"
+keepout_case "audit_log in the workspace (not there yet)" ".audit_log = \"$WS/logs-not-yet/../audit.log\"" \
+	"(audit_log .* lies inside the workspace|cannot)"
+keepout_case "audit_log in the workspace" ".audit_log = \"$WS/audit.log\"" \
+	"audit_log $WS/audit.log lies inside the workspace $WS"
+keepout_case "state_dir in the workspace" ".state_dir = \"$WS/.state\"" \
+	"state_dir $WS/.state lies inside the workspace $WS.*set state_dir outside"
+keepout_case "the workspace is the state_dir's parent's parent" ".state_dir = \"$WS/src/deep/state\"" \
+	"state_dir $WS/src/deep/state lies inside"
+jq ".secrets_file = \"$T/secrets.txt\"" "$T/sharnessd.json" >"$T/keepout.json"
+"$SHARNESSD" --check-config --config "$T/keepout.json" >"$T/keepout.out" 2>&1
+check_eq "everything outside the workspace: --check-config passes" "$?" 0
+jq ".state_dir = \"$WS/.state\"" "$T/sharnessd.json" >"$T/keepout.json"
+timeout 20 "$SHARNESSD" --config "$T/keepout.json" >"$T/keepout.out" 2>&1
+check_match "a real start refuses too (exit $?)" "$(cat "$T/keepout.out")" "state_dir $WS/.state lies inside the workspace"
+check "... before making anything there" test ! -e "$WS/.state"
+
+# --- the development defaults of make run keep certificates and state out of
+# the checkout (the default workspace) -----------------------------------------
+check_eq "defaults: scripts/devcerts.sh --dir agrees with the daemon" \
+	"$(cd "$ROOT" && scripts/devcerts.sh --dir)" "/var/lib/sharness-dev/$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)/certs"
+check "make run's curl line has --cacert DIR/ca.pem --cert DIR/app.pem --key DIR/app.key, DIR outside the checkout" \
+	bash -c "d=\$(cd '$ROOT' && scripts/devcerts.sh --dir); cd '$ROOT' && SHARNESSD_NO_EXEC=1 timeout 1 bash -c 'sed \"s/^exec build\\/sharnessd\$/exit 0/\" scripts/run-dev.sh | bash' | grep -qF -- \"--cacert \$d/ca.pem --cert \$d/app.pem --key \$d/app.key\" && case \$d in '$ROOT'/*) exit 1;; esac"

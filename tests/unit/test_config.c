@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 static char tmpdir[128];      /* realpath of a fresh directory for this run */
 static char cwd[PATH_MAX];    /* realpath of the current directory */
 static char err[512];
@@ -62,6 +64,20 @@ static char *join(const char *a, const char *b)
 	return buf[i];
 }
 
+/* The development defaults' directory: outside the checkout (config.c dev_path). */
+static const char *dev(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int i;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_Digest(cwd, strlen(cwd), md, &mdlen, EVP_sha256(), NULL);
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "/var/lib/sharness-dev/%02x%02x%02x%02x%02x%02x/%s", md[0], md[1], md[2],
+	         md[3], md[4], md[5], name);
+	return buf[i];
+}
+
 TEST(defaults)
 {
 	struct config c;
@@ -70,9 +86,9 @@ TEST(defaults)
 	CHECK_STR(c.listen_host, "127.0.0.1");
 	CHECK_EQ_INT(c.listen_port, 7443);
 	CHECK(!c.listen_any);
-	CHECK_STR(c.tls_ca, join(cwd, ".sharness/certs/ca.pem"));
-	CHECK_STR(c.tls_cert, join(cwd, ".sharness/certs/server.pem"));
-	CHECK_STR(c.tls_key, join(cwd, ".sharness/certs/server.key"));
+	CHECK_STR(c.tls_ca, dev("certs/ca.pem"));
+	CHECK_STR(c.tls_cert, dev("certs/server.pem"));
+	CHECK_STR(c.tls_key, dev("certs/server.key"));
 	CHECK_STR(c.profiles_dir, join(cwd, "profiles"));
 	CHECK_EQ_INT(c.n_workspaces, 1);
 	CHECK_STR(c.workspaces[0], cwd);
@@ -81,7 +97,7 @@ TEST(defaults)
 	CHECK_EQ_INT(c.max_runs, 8);
 	CHECK(c.secrets_file == NULL);
 	CHECK_STR(c.audit_log, "-");
-	CHECK_STR(c.state_dir, join(cwd, ".sharness/state"));
+	CHECK_STR(c.state_dir, dev("state"));
 	CHECK_EQ_INT(c.max_body, 2 * 1024 * 1024);
 	CHECK_EQ_INT(c.connection_limit, 64);
 	CHECK_EQ_INT(c.connection_timeout_s, 15);
@@ -167,7 +183,7 @@ TEST(partial_objects_keep_other_defaults)
 	CHECK_EQ_INT(parse("{\"tls\": {\"key\": \"/k\"}, \"limits\": {\"connections\": 5},"
 	                   " \"uid_range\": {\"count\": 64}}", &c), 0);
 	CHECK_STR(c.tls_key, "/k");
-	CHECK_STR(c.tls_ca, join(cwd, ".sharness/certs/ca.pem"));
+	CHECK_STR(c.tls_ca, dev("certs/ca.pem"));
 	CHECK_EQ_INT(c.connection_limit, 5);
 	CHECK_EQ_INT(c.max_body, 2 * 1024 * 1024);
 	CHECK_EQ_INT(c.connection_timeout_s, 15);
@@ -532,7 +548,7 @@ TEST(load_file)
 	CHECK_STR(c.tls_ca, join(tmpdir, "certs/ca.pem"));
 	CHECK_STR(c.state_dir, join(tmpdir, "../state"));
 	CHECK_STR(c.audit_log, "/var/log/a");
-	CHECK_STR(c.tls_cert, join(cwd, ".sharness/certs/server.pem")); /* a default */
+	CHECK_STR(c.tls_cert, dev("certs/server.pem")); /* a default */
 	CHECK_STR(c.source, path);
 	config_free(&c);
 

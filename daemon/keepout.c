@@ -1,0 +1,88 @@
+/*
+ * keepout.c - see keepout.h.
+ */
+#include "keepout.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+
+/* The real path of `path`, or of its directory plus its last name when it
+ * does not exist yet (an audit log or state dir made at start).  malloc'd. */
+static char *resolve(const char *path)
+{
+	char *real = realpath(path, NULL);
+	if (real || errno != ENOENT)
+		return real;
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return NULL;
+	char dir[PATH_MAX];
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return NULL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	char *rdir = resolve(dir);
+	if (!rdir)
+		return NULL;
+	char *out = NULL;
+	if (asprintf(&out, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, slash + 1) < 0)
+		out = NULL;
+	free(rdir);
+	return out;
+}
+
+static bool inside(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int check_one(const struct config *c, const char *what, const char *path, const char *fix,
+                     char *err, size_t errlen)
+{
+	if (!path)
+		return 0;
+	char *real = resolve(path);
+	int rc = 0;
+	for (size_t i = 0; real && i < c->n_workspaces; i++) {
+		if (inside(real, c->workspaces[i])) {
+			errmsg_set(err, errlen,
+			           "%s %s lies inside the workspace %s, where a run can read it; %s", what,
+			           real, c->workspaces[i], fix);
+			rc = -1;
+			break;
+		}
+	}
+	free(real);
+	return rc;
+}
+
+int keepout_check(const struct config *c, char *err, size_t errlen)
+{
+	char cakey[PATH_MAX];
+	const char *ca_key = NULL;
+	const char *slash = c->tls_ca ? strrchr(c->tls_ca, '/') : NULL;
+	if (slash && (size_t)(slash - c->tls_ca) + sizeof("/ca.key") <= sizeof(cakey)) {
+		snprintf(cakey, sizeof(cakey), "%.*s/ca.key", (int)(slash - c->tls_ca), c->tls_ca);
+		if (access(cakey, F_OK) == 0)
+			ca_key = cakey;
+	}
+	const char *move = "move it out of every workspace (e.g. to /etc/sharness or /var/lib/sharness) and point the config there";
+	if (check_one(c, "tls.key", c->tls_key, move, err, errlen) < 0 ||
+	    check_one(c, "the CA key (next to tls.ca)", ca_key,
+	              "keep the CA (certs/mkcerts DIR) out of every workspace, and ideally off this host", err,
+	              errlen) < 0 ||
+	    check_one(c, "secrets_file", c->secrets_file, move, err, errlen) < 0 ||
+	    check_one(c, "audit_log", strcmp(c->audit_log, "-") == 0 ? NULL : c->audit_log, move, err, errlen) < 0 ||
+	    check_one(c, "state_dir", c->state_dir,
+	              "set state_dir outside every workspace (e.g. /var/lib/sharness)", err, errlen) < 0)
+		return -1;
+	return 0;
+}

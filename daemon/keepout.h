@@ -1,0 +1,23 @@
+/*
+ * keepout.h - the daemon's own secrets are never inside a workspace (SPEC
+ * §15.2): a writable run could read them, or an analyse run copy them out
+ * (the filter knows the TLS key, not the CA key).  Checked at start-up and by
+ * --check-config.
+ *
+ * Trust: the configuration is the operator's; paths are resolved with
+ * realpath (symlinks followed), a file not yet made through its directory.
+ */
+#ifndef SHARNESS_KEEPOUT_H
+#define SHARNESS_KEEPOUT_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/* 0 when tls.key, the CA key of certs/mkcerts (ca.key next to tls.ca, if it
+ * exists), secrets_file, audit_log (unless "-") and state_dir all lie outside
+ * every workspace; else -1 with one sentence in err naming the file, the
+ * workspace and the fix. */
+int keepout_check(const struct config *c, char *err, size_t errlen);
+
+#endif
