@@ -580,9 +580,16 @@ static int send_job(struct run *r)
  */
 #define DISK_TICK_MS 50
 
+/* Every file system a run may write to on the host: the workspace's and
+ * each of the profile's write_paths (one entry per device). */
 struct disk_watch {
 	bool on;
-	uint64_t bfree0, ffree0; /* at the run's start, in bytes and inodes */
+	size_t n;
+	struct disk_fs {
+		const char *path;
+		dev_t dev;
+		uint64_t bfree0, ffree0; /* at the run's start, in bytes and inodes */
+	} fs[1 + PROFILE_LIST_MAX];
 };
 
 static int disk_stat(const char *path, uint64_t *bfree, uint64_t *bavail, uint64_t *ffree, uint64_t *favail,
@@ -600,25 +607,45 @@ static int disk_stat(const char *path, uint64_t *bfree, uint64_t *bavail, uint64
 	return 0;
 }
 
-static void disk_start(const struct run *r, struct disk_watch *w)
+static void disk_add(struct disk_watch *w, const char *path)
 {
+	struct stat st;
 	uint64_t bavail, favail;
 	bool has_inodes;
-	w->on = r->p->workspace_write &&
-	        disk_stat(r->workspace, &w->bfree0, &bavail, &w->ffree0, &favail, &has_inodes) == 0;
+	if (w->n >= sizeof(w->fs) / sizeof(w->fs[0]) || stat(path, &st) < 0)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->fs[i].dev == st.st_dev)
+			return;
+	struct disk_fs *f = &w->fs[w->n];
+	if (disk_stat(path, &f->bfree0, &bavail, &f->ffree0, &favail, &has_inodes) < 0)
+		return;
+	f->path = path;
+	f->dev = st.st_dev;
+	w->n++;
 }
 
-/* 1 and `msg` set when the run went past a bound. */
-static int disk_over(const struct run *r, const struct disk_watch *w, char *msg, size_t len)
+static void disk_start(const struct run *r, struct disk_watch *w)
+{
+	w->n = 0;
+	if (r->p->workspace_write)
+		disk_add(w, r->workspace);
+	for (size_t i = 0; i < r->p->n_write_paths; i++)
+		disk_add(w, r->p->write_paths[i]);
+	w->on = w->n > 0;
+}
+
+/* 1 and `msg` set when the run went past a bound on one file system. */
+static int disk_over_fs(const struct run *r, const struct disk_fs *f, char *msg, size_t len)
 {
 	const struct config *c = r->l->cfg;
 	uint64_t bfree, bavail, ffree, favail;
 	bool has_inodes;
 
-	if (!w->on || disk_stat(r->workspace, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
+	if (disk_stat(f->path, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
 		return 0;
-	uint64_t bytes = w->bfree0 > bfree ? w->bfree0 - bfree : 0;
-	uint64_t inodes = has_inodes && w->ffree0 > ffree ? w->ffree0 - ffree : 0;
+	uint64_t bytes = f->bfree0 > bfree ? f->bfree0 - bfree : 0;
+	uint64_t inodes = has_inodes && f->ffree0 > ffree ? f->ffree0 - ffree : 0;
 	const char *what = NULL;
 	uint64_t used = 0, bound = 0;
 	if (bytes > c->disk_max_bytes)
@@ -627,21 +654,33 @@ static int disk_over(const struct run *r, const struct disk_watch *w, char *msg,
 		what = "limits.disk_max_inodes", used = inodes, bound = c->disk_max_inodes;
 	else if (bytes > 0 && bavail < c->disk_reserve_bytes)
 		what = "limits.disk_reserve_bytes", used = bavail, bound = c->disk_reserve_bytes;
-	else if (inodes > 0 && favail < c->disk_reserve_inodes)
+	else if (inodes > 0 && has_inodes && favail < c->disk_reserve_inodes)
 		what = "limits.disk_reserve_inodes", used = favail, bound = c->disk_reserve_inodes;
 	if (!what)
 		return 0;
-	if (strstr(what, "reserve"))
-		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on the workspace's file "
-		         "system, below %s (%llu); free space there (what it wrote is still in the workspace).",
-		         (unsigned long long)used, strstr(what, "inodes") ? "inodes" : "bytes", what,
-		         (unsigned long long)bound);
+	char where[64]; /* the reply's message is one sentence of 256 bytes */
+	if (f->path == r->workspace)
+		snprintf(where, sizeof(where), "the workspace's file system");
 	else
-		snprintf(msg, len, "The run was stopped: it consumed %llu %s of the workspace's file system, more "
-		         "than %s (%llu); what it wrote is still in the workspace; remove it, or raise the limit.",
-		         (unsigned long long)used, strstr(what, "inodes") ? "inodes" : "bytes", what,
-		         (unsigned long long)bound);
+		snprintf(where, sizeof(where), "the file system of %.40s", f->path);
+	const char *unit = strstr(what, "inodes") ? "inodes" : "bytes";
+	if (strstr(what, "reserve"))
+		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on %s, below %s (%llu); "
+		         "free space there (what it wrote is still there).",
+		         (unsigned long long)used, unit, where, what, (unsigned long long)bound);
+	else
+		snprintf(msg, len, "The run was stopped: it consumed %llu %s of %s, more than %s (%llu); what it "
+		         "wrote is still there; remove it, or raise the limit.",
+		         (unsigned long long)used, unit, where, what, (unsigned long long)bound);
 	return 1;
+}
+
+static int disk_over(const struct run *r, const struct disk_watch *w, char *msg, size_t len)
+{
+	for (size_t i = 0; w->on && i < w->n; i++)
+		if (disk_over_fs(r, &w->fs[i], msg, len))
+			return 1;
+	return 0;
 }
 
 noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,

@@ -10,7 +10,11 @@
 
 jq '.name = "diskw" | .description = "writable workspace, no network" | .workspace = "read-write" |
 	.network = {"mode": "none"} | .approval = "never"' "$ROOT/profiles/analyse.json" >"$T/diskw.json"
-E2E_PROFILES="$T/diskw.json"
+# A read-only workspace with a writable host path: that path's file system is watched.
+mkdir -p "$T/wp" && chmod 1777 "$T/wp" # the run's uid is not the owner: no idmap there
+jq --arg wp "$T/wp" '.name = "diskwp" | .description = "read-only workspace, one write path" |
+	.write_paths = [$wp]' "$ROOT/profiles/analyse.json" >"$T/diskwp.json"
+E2E_PROFILES="$T/diskw.json $T/diskwp.json"
 e2e_start '{"limits": {"disk_max_bytes": 134217728, "disk_max_inodes": 3000}}'
 
 # --- Proof: are commands really sandboxed? -------------------------------
@@ -55,6 +59,15 @@ echo "# dd was stopped at $(alloc_mib "$WS/big") MiB (limit 128 MiB)"
 check "disk_max_bytes: the file stopped well short of 1 GiB" test "$(alloc_mib "$WS/big")" -lt 900
 check "disk_max_bytes: the audit line says disk_limited" grep -q '"disk_limited":true' "$T/audit.log"
 rm -f "$WS/big"
+if [ "$proof" = 1 ]; then
+	run_cmd "dd if=/dev/zero of=$T/wp/big bs=1M count=1024 2>&1; echo rc=\$?" diskwp '{"timeout_s": 60}'
+	check_match "a profile's write_paths are bounded too" "$(jf .disk_limited)/$(jf .message)" \
+		"^true/The run was stopped: it consumed [0-9]+ bytes of the file system of /.*limits\\.disk_max_bytes"
+else
+	not_ok "a profile's write_paths are bounded too" "not run: the sandbox was not proven"
+fi
+check "write_paths: the file stopped well short of 1 GiB" test "$(alloc_mib "$T/wp/big")" -lt 900
+rm -f "$T/wp/big"
 
 # glibc's posix_fallocate falls back to writing a byte per block: still bounded.
 attack "posix_fallocate's fallback is bounded too" 'python3 -c "

@@ -156,7 +156,7 @@ import os
 for n in (\"user.x\", \"system.posix_acl_access\", \"security.capability\", \"trusted.x\"):
     try: os.setxattr(\"ww.txt\", n, b\"\\x02\\x00\\x00\\x00\"); print(\"set\")
     except OSError as e: print(e.errno)
-try: os.removexattr(\"ww.txt\", \"user.x\"); print(\"removed\")
+try: os.removexattr(\"ww.txt\", \"user.y\"); print(\"removed\")
 except OSError as e: print(e.errno)
 "' '^95
 95
