@@ -162,10 +162,8 @@ static void check_cgroups(struct doctor *d, unsigned uid_first)
 	}
 	if (!p.pids) {
 		fail(d,
-		     "cgroups (%s): the pids controller is not available in %s: enable it (kernel "
-		     "CONFIG_CGROUP_PIDS; "
-		     "under systemd Delegate=yes)",
-		     p.layout, p.base);
+		     "cgroups (%s): the pids controller is not available in %s: %s", p.layout, p.base,
+		     runcg_pids_fix());
 		return;
 	}
 	const char *mem = p.memory ? "pids and memory controllers"

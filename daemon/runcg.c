@@ -362,6 +362,26 @@ bool runcg_wants_scope(void)
 	return !is_delegated(dir);
 }
 
+const char *runcg_pids_fix(void)
+{
+	char cmdline[4096], *p;
+	if (read_small("/proc/cmdline", cmdline, sizeof(cmdline)) > 0) {
+		/* cgroup_disable=pids[,memory...] switches it off at boot. */
+		for (p = strstr(cmdline, "cgroup_disable="); p; p = strstr(p + 1, "cgroup_disable=")) {
+			char *v = p + strlen("cgroup_disable="), *end = v + strcspn(v, " \n");
+			for (char *w = v; w < end; w += strcspn(w, ",") + 1)
+				if (strncmp(w, "pids", 4) == 0 && (w[4] == ',' || w + 4 == end))
+					return "the kernel was booted with cgroup_disable=pids: remove pids from that boot "
+					       "parameter and reboot";
+		}
+	}
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 && !file_has_word("/sys/fs/cgroup/cgroup.controllers", "pids"))
+		return "this kernel has no pids controller: use one built with CONFIG_CGROUP_PIDS";
+	if (systemd_booted())
+		return "start sharnessd from its unit (Delegate=yes), or give a drop-in Delegate=pids memory";
+	return "use a kernel built with CONFIG_CGROUP_PIDS";
+}
+
 /* Pure v2.  Three places, one rule each:
  *   under systemd, a delegated cgroup (the unit's Delegate=yes, or the
  *     transient scope main.c asks for from a login shell): the daemon
@@ -404,10 +424,8 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 	/* What the root (no systemd) or the delegation point offers. */
 	if (pathf(ctrls, sizeof(ctrls), "%s/cgroup.controllers", at_root ? mnt : dir) < 0 ||
 	    !file_has_word(ctrls, "pids")) {
-		errmsg_set(err, errlen,
-		           at_root ? "cgroup: the pids controller is not available in %s (kernel without CONFIG_CGROUP_PIDS?)"
-		                   : "cgroup: the pids controller is not delegated to %s (Delegate=yes, or Delegate=pids memory)",
-		           at_root ? mnt : dir);
+		errmsg_set(err, errlen, "cgroup: the pids controller is not available in %s; %s", at_root ? mnt : dir,
+		           runcg_pids_fix());
 		return -1;
 	}
 	S.mem.on = file_has_word(ctrls, "memory");

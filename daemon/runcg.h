@@ -42,6 +42,10 @@ int runcg_runs_dir(char *out, size_t outlen);
  * Returns the number removed, -1 on error. */
 int runcg_cleanup_previous(const char *dir, char *err, size_t errlen);
 
+/* The fix that is true here when the pids controller is missing: a
+ * cgroup_disable=pids boot parameter, a kernel without it, or delegation. */
+const char *runcg_pids_fix(void);
+
 const char *runcg_version(void);   /* "v1", "hybrid" or "v2" */
 bool runcg_has_memory(void);
 

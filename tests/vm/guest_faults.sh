@@ -20,6 +20,7 @@ printf '%s\n' "$out" | sed 's/^/# doctor: /'
 check_eq "doctor exits 1" "$rc" 1
 check_match "doctor: ✘ Landlock with the lsm= fix" "$out" "✘ Landlock[^
 ]*lsm="
-check_match "doctor: ✘ cgroups without the pids controller" "$out" "✘ cgroup[^
-]*pids"
+check_match "doctor: ✘ cgroups without the pids controller, naming cgroup_disable=pids" "$out" "✘ cgroup[^
+]*pids[^
+]*cgroup_disable=pids: remove"
 [ "$E2E_FAILED" = 0 ]
