@@ -47,7 +47,9 @@
 #define DEFAULT_MAX_BODY (2u * MIB)
 #define DEFAULT_CONNECTIONS 64u
 #define DEFAULT_IDLE_TIMEOUT_S 15u
-#define DEFAULT_APPROVAL_TIMEOUT_S 300u
+#define DEFAULT_APPROVAL_TIMEOUT_S 90u /* below an agent's 120 s tool timeout (SPEC §15.3) */
+#define DEFAULT_QUEUE_TIMEOUT_S 30u
+#define DEFAULT_QUEUE_MAX 64u
 #define DEFAULT_PREWARM 1u
 #define DEFAULT_DISK_MAX_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DISK_MAX_INODES UINT64_C(100000)
@@ -227,6 +229,8 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->connection_limit = DEFAULT_CONNECTIONS;
 	c->connection_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
 	c->approval_timeout_s = DEFAULT_APPROVAL_TIMEOUT_S;
+	c->queue_timeout_s = DEFAULT_QUEUE_TIMEOUT_S;
+	c->queue_max = DEFAULT_QUEUE_MAX;
 	c->prewarm = DEFAULT_PREWARM;
 	c->disk_max_bytes = DEFAULT_DISK_MAX_BYTES;
 	c->disk_max_inodes = DEFAULT_DISK_MAX_INODES;
@@ -466,6 +470,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		"listen",      "listen_non_loopback", "tls",      "profiles_dir", "workspaces",
 		"uid_range",   "max_runs",            "secrets_file", "audit_log", "state_dir",
 		"limits",      "approval_timeout_s",  "proxy",    "prewarm",   "landlock_min_abi",
+		"queue_max",   "queue_timeout_s",
 		NULL};
 	/* clang-format on */
 	const cJSON *v;
@@ -519,6 +524,17 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		if (jsonstrict_get_uint(origin, "max_runs", v, 1, 1024, &x, err, errlen) < 0)
 			return -1;
 		c->max_runs = (unsigned)x;
+	}
+	/* The FIFO of requests past max_runs (runq.h); 0 means no queue. */
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "queue_max"))) {
+		if (jsonstrict_get_uint(origin, "queue_max", v, 0, 4096, &x, err, errlen) < 0)
+			return -1;
+		c->queue_max = (unsigned)x;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "queue_timeout_s"))) {
+		if (jsonstrict_get_uint(origin, "queue_timeout_s", v, 1, 3600, &x, err, errlen) < 0)
+			return -1;
+		c->queue_timeout_s = (unsigned)x;
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "secrets_file"))) {
 		if (cJSON_IsNull(v)) {

@@ -26,7 +26,7 @@ struct config {
 	size_t n_workspaces;
 	uid_t uid_first;               /* uid_range.first */
 	unsigned uid_count;            /* uid_range.count */
-	unsigned max_runs;             /* concurrent runs; beyond -> 503 */
+	unsigned max_runs;             /* concurrent runs; beyond -> the queue */
 	char *secrets_file;            /* NULL = none */
 	char *audit_log;               /* path, or "-" for stderr */
 	char *state_dir;
@@ -40,7 +40,9 @@ struct config {
 	uint64_t disk_max_inodes;      /* limits.disk_max_inodes, default 100000 */
 	uint64_t disk_reserve_bytes;   /* limits.disk_reserve_bytes, default 256 MiB */
 	uint64_t disk_reserve_inodes;  /* limits.disk_reserve_inodes, default 10000 */
-	unsigned approval_timeout_s;   /* default 300 */
+	unsigned approval_timeout_s;   /* default 90 */
+	unsigned queue_max;            /* requests waiting for a slot past max_runs, 0-4096, default 64 */
+	unsigned queue_timeout_s;      /* how long one waits, 1-3600, default 30 */
 	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 1 */
 	unsigned landlock_min_abi;     /* refuse to start below this Landlock ABI; 1-8, default 1 */
 	char *proxy_listen;            /* reserved for the egress proxy; NULL until issue 6 */

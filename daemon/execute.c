@@ -146,6 +146,7 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 	char *buf = NULL;
 
 	memset(res, 0, sizeof(*res));
+	res->chan = -1;
 	memset(&msg, 0, sizeof(msg));
 	privsep_header_init(&msg.h, PRIVSEP_RUN);
 	snprintf(msg.run_id, sizeof(msg.run_id), "%s", run_id);
@@ -300,6 +301,7 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 		snprintf(res->message, sizeof(res->message), "%s", in.ex.message);
 	}
 	res->ms = in.ex.ms;
+	res->usage = in.ex.usage;
 	res->filtered = scrub_stream_count(out.scrub) + scrub_stream_count(err.scrub);
 	res->out = stream_result(&out, &res->truncated, &res->utf8_replaced);
 	res->err = stream_result(&err, &res->truncated, &res->utf8_replaced);
@@ -326,8 +328,12 @@ out:
 	capture_free(&out.cap);
 	capture_free(&err.cap);
 	free(buf);
-	if (chan[0] >= 0)
-		close(chan[0]);
+	/* Left to the caller: the supervisor still tears the run down after
+	 * its exit record, and the launcher counts it until then. */
+	if (rc == 0)
+		res->chan = chan[0];
+	else if (chan[0] >= 0)
+		close(chan[0]); /* tells the supervisor to kill the run, if it still lives */
 	return rc;
 }
 

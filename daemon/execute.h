@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "privsep.h"
 #include "request.h"
 
 struct scrub_rules;
@@ -28,6 +29,9 @@ struct run_result {
 	bool cleanup_failed;
 	bool disk_limited;      /* killed at a limits.disk_* bound; `message` says which */
 	char message[256];
+	struct privsep_usage usage; /* what the run cost (privsep.h) */
+	int chan;               /* the run channel, left open (-1: none): EOF once the
+	                         * supervisor has torn the run down; the caller closes it */
 	uid_t uid;
 	char *out, *err;        /* valid UTF-8, NUL-terminated */
 };

@@ -17,6 +17,7 @@
 
 struct scrub_rules;
 struct approvals;
+struct runq;
 
 struct front {
 	const struct config *cfg;
@@ -32,8 +33,9 @@ struct front {
 	int audit_fd;
 	uid_t uid;              /* the front's own uid */
 	pid_t launcher_pid;     /* our parent: the front dies with it */
-	atomic_uint runs;       /* runs in flight (503 beyond cfg->max_runs) */
+	atomic_uint runs;       /* runs in flight (runq.h holds the slots) */
 	struct approvals *approvals; /* runs waiting for a person */
+	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
 };
 

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "privsep.h"
 #include "request.h"
+#include "runq.h"
 #include "scrub.h"
 #include "tls.h"
 
@@ -43,6 +44,8 @@ struct conn_ctx {
 	size_t len;
 	bool too_large;
 	size_t discarded; /* body bytes past max_body, thrown away */
+	int run_chan;     /* a run's channel: its slot is freed once this reaches EOF */
+	bool has_slot;
 };
 
 enum who { WHO_ANY, WHO_RUNNER, WHO_PERSON };
@@ -294,26 +297,64 @@ static enum MHD_Result handle_decide(struct front *f, struct MHD_Connection *c, 
 	return respond_error(f, c, x, method, url, &e, line);
 }
 
-/* A person's approval is worth a short wait: an approved run queues for a
- * slot this long before it gives up (any other run gets 503 at once). */
-#define APPROVED_SLOT_WAIT_MS 10000
-
-/* One of max_runs slots: 0; -1 when none freed up within wait_ms; -2 when
- * the client hung up while waiting.  Compare-and-swap, so a waiting run
- * never pushes the count past max_runs (and so never makes another 503). */
-static int take_slot(struct front *f, int client_fd, int wait_ms)
+/* A slot in FIFO order (runq.h), waiting up to queue_timeout_s; on
+ * failure `e` is the 503 (Retry-After) or the 499 of a client gone. */
+static int queue_for_slot(struct front *f, int client_fd, const char *run_id, bool approved,
+                          struct request_error *e)
 {
-	for (int waited = 0;; waited += 50) {
-		unsigned cur = atomic_load(&f->runs);
-		while (cur < f->cfg->max_runs)
-			if (atomic_compare_exchange_weak(&f->runs, &cur, cur + 1))
-				return 0;
-		if (waited >= wait_ms)
-			return -1;
-		struct pollfd p = {.fd = client_fd, .events = POLLRDHUP};
-		if (poll(&p, 1, 50) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-			return -2;
+	unsigned ahead = 0, wait_s = f->cfg->queue_timeout_s;
+	enum runq_result q = runq_take(f->runq, client_fd, wait_s * 1000u, &ahead);
+	switch (q) {
+	case RUNQ_OK:
+		atomic_fetch_add(&f->runs, 1);
+		return 0;
+	case RUNQ_GONE:
+		request_error_set(e, 499, "client_gone", "The client went away while its run waited for a slot.");
+		break;
+	case RUNQ_FULL:
+		request_error_set(e, 503, "at_capacity",
+		                  "All %u run slots are busy and %u request(s) wait already (queue_max)%s; retry in a moment.",
+		                  f->cfg->max_runs, f->cfg->queue_max, approved ? "; the approval is spent" : "");
+		break;
+	case RUNQ_TIMEOUT:
+		log_info("run %s: no run slot came free within %u s (queue_timeout_s; %u ahead on arrival)", run_id,
+		         wait_s, ahead);
+		request_error_set(e, 503, "at_capacity",
+		                  "All %u run slots stayed busy for the %u s this request waited in the queue%s; retry in a moment.",
+		                  f->cfg->max_runs, wait_s, approved ? "; the approval is spent, ask again" : "");
+		break;
+	case RUNQ_ERROR:
+		request_error_set(e, 503, "at_capacity", "The run could not join the queue (%s); retry in a moment.",
+		                  strerror(errno));
+		break;
 	}
+	return -1;
+}
+
+/* "usage" (SPEC §15.3): what the kernel could not give is null. */
+static void add_usage(cJSON *o, const struct privsep_usage *u)
+{
+	cJSON *j = cJSON_AddObjectToObject(o, "usage");
+	if (u->have & PRIVSEP_USAGE_CPU)
+		cJSON_AddNumberToObject(j, "cpu_ms", (double)(u->cpu_us / 1000));
+	else
+		cJSON_AddNullToObject(j, "cpu_ms");
+	if (u->have & PRIVSEP_USAGE_PEAK_MEMORY)
+		cJSON_AddNumberToObject(j, "peak_memory_bytes", (double)u->peak_memory_bytes);
+	else
+		cJSON_AddNullToObject(j, "peak_memory_bytes");
+	if (u->have & PRIVSEP_USAGE_PEAK_PIDS)
+		cJSON_AddNumberToObject(j, "peak_pids", (double)u->peak_pids);
+	else
+		cJSON_AddNullToObject(j, "peak_pids");
+	if (u->have & PRIVSEP_USAGE_OOM)
+		cJSON_AddBoolToObject(j, "oom_killed", u->oom_killed != 0);
+	else
+		cJSON_AddNullToObject(j, "oom_killed");
+	if (u->have & PRIVSEP_USAGE_PIDS_LIMITED)
+		cJSON_AddBoolToObject(j, "pids_limited", u->pids_limited != 0);
+	else
+		cJSON_AddNullToObject(j, "pids_limited");
 }
 
 static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
@@ -328,12 +369,19 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		return respond_error(f, c, x, method, url, &e, NULL);
 	new_run_id(run_id);
 	cJSON *line = run_audit_line(f, &r, run_id);
+	/* The client's nonce for this request (32 hex digits, else ignored):
+	 * shown in the approval record so the client can name its approval. */
+	const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sharness-Request-Id");
+	if (rid && strlen(rid) == 32 && strspn(rid, "0123456789abcdef") == 32)
+		cJSON_AddStringToObject(line, "request_id", rid);
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	int client_fd = ci ? ci->connect_fd : -1;
 	bool gated = r.profile->approval == PROFILE_APPROVAL_EACH;
-	/* A person is not asked about a run that could not start now. */
-	if (gated && atomic_load(&f->runs) >= f->cfg->max_runs) {
-		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
+	/* A person is not asked about a run the queue would refuse now; an
+	 * approved run then queues like any other (SPEC §15.3). */
+	if (gated && runq_full(f->runq)) {
+		request_error_set(&e, 503, "at_capacity", "All %u run slots are busy and the queue is full; retry in a moment.",
+		                  f->cfg->max_runs);
 		request_free(&r);
 		return respond_error(f, c, x, method, url, &e, line);
 	}
@@ -345,20 +393,12 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-	int slot = take_slot(f, client_fd, gated ? APPROVED_SLOT_WAIT_MS : 0);
-	if (slot == -2) {
+	if (queue_for_slot(f, client_fd, run_id, gated, &e) < 0) {
 		request_free(&r);
-		audit_request(f, x, method, url, 499, "client_gone", line);
-		return MHD_NO;
-	}
-	if (slot < 0) {
-		if (gated)
-			request_error_set(&e, 503, "at_capacity",
-			                  "The run was approved but all %u run slots stayed busy for %d s; the approval is spent, ask again.",
-			                  f->cfg->max_runs, APPROVED_SLOT_WAIT_MS / 1000);
-		else
-			request_error_set(&e, 503, "at_capacity", "All %u run slots are busy; retry in a moment.", f->cfg->max_runs);
-		request_free(&r);
+		if (e.status == 499) {
+			audit_request(f, x, method, url, 499, e.code, line);
+			return MHD_NO;
+		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
 	/* The run is on record before it starts, so a crash mid-run still
@@ -372,6 +412,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	cJSON_Delete(started);
 	if (logged < 0) {
 		atomic_fetch_sub(&f->runs, 1);
+		runq_release(f->runq);
 		log_warn("the audit log could not be written (%s): run refused", strerror(errno));
 		request_error_set(&e, 503, "audit_unavailable",
 		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
@@ -381,7 +422,12 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	struct execute_env env = {.ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
 	                          .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
 	int rc = execute_run(&env, &r, run_id, client_fd, &res, &e);
-	atomic_fetch_sub(&f->runs, 1);
+	/* The slot is freed in on_completed, after the reply left and once the
+	 * supervisor is gone (its channel's EOF): the launcher counts a run
+	 * until then, and a queue that hands slots over at once would
+	 * otherwise outrun the teardowns. */
+	x->run_chan = res.chan;
+	x->has_slot = true;
 	if (rc < 0) {
 		request_free(&r);
 		if (e.status == 499) {
@@ -412,6 +458,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	if (res.utf8_replaced)
 		cJSON_AddBoolToObject(o, "invalid_utf8_replaced", true);
 	cJSON_AddNumberToObject(o, "ms", (double)res.ms);
+	add_usage(o, &res.usage);
 	cJSON_AddStringToObject(o, "profile", r.profile->name);
 	cJSON_AddStringToObject(o, "policy_hash", r.profile->policy_hash);
 	cJSON_AddStringToObject(o, "run_id", run_id);
@@ -433,6 +480,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	if (res.disk_limited)
 		cJSON_AddBoolToObject(line, "disk_limited", true);
 	cJSON_AddNumberToObject(line, "ms", (double)res.ms);
+	add_usage(line, &res.usage);
 	cJSON_AddNumberToObject(line, "filtered", (double)res.filtered);
 	cJSON_AddBoolToObject(line, "truncated", res.truncated);
 	if (res.cleanup_failed)
@@ -522,6 +570,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		x = calloc(1, sizeof(*x));
 		if (!x)
 			return MHD_NO;
+		x->run_chan = -1;
 		*con_cls = x;
 		if (admit(f, c, x, method, url, &e) < 0)
 			return respond_error(f, c, x, method, url, &e, NULL);
@@ -585,11 +634,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
 	struct conn_ctx *x = *con_cls;
-	(void)cls;
+	struct front *f = cls;
 	(void)c;
 	(void)toe;
 	if (!x)
 		return;
+	if (x->run_chan >= 0) {
+		struct pollfd p = {.fd = x->run_chan, .events = POLLIN};
+		(void)poll(&p, 1, 5000); /* bounded: a stuck teardown is the launcher's to report */
+		close(x->run_chan);
+	}
+	if (x->has_slot) {
+		atomic_fetch_sub(&f->runs, 1);
+		runq_release(f->runq);
+	}
 	if (x->body)
 		explicit_bzero(x->body, x->len);
 	free(x->body);

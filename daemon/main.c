@@ -31,6 +31,7 @@
 
 #include "approval.h"
 #include "keepout.h"
+#include "runq.h"
 #include "audit.h"
 #include "config.h"
 #include "doctor.h"
@@ -395,7 +396,8 @@ int main(int argc, char **argv)
 	f.policy_json = policy_build(&cfg, &profiles, f.vault_keys, &facts, f.policy_hash);
 	f.profiles_json = policy_profiles(&profiles);
 	f.approvals = approvals_new(cfg.max_runs * 4);
-	if (!f.approvals)
+	f.runq = runq_new(cfg.max_runs, cfg.queue_max);
+	if (!f.approvals || !f.runq)
 		log_fatal("out of memory");
 	f.audit_fd = audit_open(cfg.audit_log);
 	if (f.audit_fd < 0)

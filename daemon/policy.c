@@ -101,6 +101,8 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddNumberToObject(lim, "max_body_bytes", (double)cfg->max_body);
 	cJSON_AddNumberToObject(lim, "max_runs", cfg->max_runs);
 	cJSON_AddNumberToObject(lim, "prewarm", cfg->prewarm);
+	cJSON_AddNumberToObject(lim, "queue_max", cfg->queue_max);
+	cJSON_AddNumberToObject(lim, "queue_timeout_s", cfg->queue_timeout_s);
 	cJSON_AddNumberToObject(lim, "stdin_bytes", RUN_STDIN_MAX);
 
 	snprintf(listen, sizeof(listen), "%s:%u", cfg->listen_host, cfg->listen_port);

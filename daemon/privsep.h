@@ -79,6 +79,26 @@ enum privsep_error {
 	PRIVSEP_ERR_CWD = 4,      /* cwd does not resolve inside the workspace (404) */
 };
 
+/* What a run cost (runcg_usage), in struct privsep_exit.  A PRIVSEP_USAGE_*
+ * bit clear in `have` is a value the kernel could not give: null in the
+ * reply, never a made-up 0. */
+enum {
+	PRIVSEP_USAGE_CPU = 1u << 0,
+	PRIVSEP_USAGE_PEAK_MEMORY = 1u << 1,
+	PRIVSEP_USAGE_PEAK_PIDS = 1u << 2,
+	PRIVSEP_USAGE_OOM = 1u << 3,
+	PRIVSEP_USAGE_PIDS_LIMITED = 1u << 4,
+};
+struct privsep_usage {
+	uint32_t have;          /* PRIVSEP_USAGE_* */
+	uint32_t oom_killed;    /* 0 or 1 */
+	uint32_t pids_limited;  /* 0 or 1 */
+	uint32_t pad;
+	uint64_t cpu_us;
+	uint64_t peak_memory_bytes;
+	uint64_t peak_pids;
+};
+
 /* launcher -> front, run channel, last message of a run. */
 struct privsep_exit {
 	struct privsep_header h;
@@ -89,6 +109,7 @@ struct privsep_exit {
 	uint32_t cleanup_failed; /* a process or the cgroup outlived the run */
 	uint32_t disk_limited;   /* killed: the run's disk use hit a limits.disk_* bound */
 	uint64_t ms;
+	struct privsep_usage usage; /* read from the run's cgroup before its removal */
 	char message[256]; /* one sentence when error != 0 or disk_limited */
 };
 

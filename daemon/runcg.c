@@ -694,6 +694,48 @@ static bool exists_in(const char *dir, const char *file)
 	return pathf(path, sizeof(path), "%s/%s", dir, file) == 0 && access(path, F_OK) == 0;
 }
 
+/* The value of `key` in a flat-keyed file ("key value" lines). */
+static int read_key(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	char path[PATH_MAX + 64], buf[4096], *end;
+	size_t klen = strlen(key);
+
+	if (!dir[0] || pathf(path, sizeof(path), "%s/%s", dir, file) < 0 || read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, klen) != 0 || l[klen] != ' ')
+			continue;
+		errno = 0;
+		*out = strtoull(l + klen + 1, &end, 10);
+		if (errno || end == l + klen + 1)
+			break;
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+void runcg_usage(struct run_cgroup *cg, struct runcg_usage *u)
+{
+	uint64_t v;
+
+	memset(u, 0, sizeof(*u));
+	if (!cg)
+		return;
+	if (cg->v2_dir[0] && read_key(cg->v2_dir, "cpu.stat", "usage_usec", &v) == 0)
+		u->have_cpu = true, u->cpu_us = v;
+	if (cg->mem_dir[0] &&
+	    read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.peak" : "memory.max_usage_in_bytes", &v) == 0)
+		u->have_peak_memory = true, u->peak_memory = v;
+	if (read_u64(cg->procs_dir, "pids.peak", &v) == 0)
+		u->have_peak_pids = true, u->peak_pids = v;
+	if (read_key(cg->procs_dir, "pids.events", "max", &v) == 0)
+		u->have_pids_limited = true, u->pids_limited = v > 0;
+	if (cg->mem_dir[0] &&
+	    read_key(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.events" : "memory.oom_control", "oom_kill", &v) == 0)
+		u->have_oom_killed = true, u->oom_killed = v > 0;
+}
+
 struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t memory_max, char *err,
                                 size_t errlen)
 {

@@ -322,6 +322,23 @@ static int remove_cgroup(struct sandbox_ready *sb)
 	return rc;
 }
 
+/* What the run cost, from its cgroup, which still exists: every process of
+ * the run is gone (or being killed), and cgroup counters outlive them. */
+static void read_usage(struct sandbox_ready *sb, struct privsep_usage *pu)
+{
+	struct runcg_usage u;
+	runcg_usage(sb->cg, &u);
+	memset(pu, 0, sizeof(*pu));
+	pu->have = (u.have_cpu ? PRIVSEP_USAGE_CPU : 0) | (u.have_peak_memory ? PRIVSEP_USAGE_PEAK_MEMORY : 0) |
+	           (u.have_peak_pids ? PRIVSEP_USAGE_PEAK_PIDS : 0) | (u.have_oom_killed ? PRIVSEP_USAGE_OOM : 0) |
+	           (u.have_pids_limited ? PRIVSEP_USAGE_PIDS_LIMITED : 0);
+	pu->cpu_us = u.cpu_us;
+	pu->peak_memory_bytes = u.peak_memory;
+	pu->peak_pids = u.peak_pids;
+	pu->oom_killed = u.oom_killed;
+	pu->pids_limited = u.pids_limited;
+}
+
 /* stop_run and remove_cgroup: 0 only when both worked, which proves
  * nothing of the uid lives on. */
 static int teardown(struct sandbox_ready *sb)
@@ -824,6 +841,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited;
 	if (!reported)
 		ex.cleanup_failed = stop_run(&r.sb) < 0;
+	read_usage(&r.sb, &ex.usage);
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&r.t0);
 	privsep_send_nowait(r.chan, &ex, sizeof(ex), NULL, 0);

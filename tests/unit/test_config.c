@@ -101,7 +101,9 @@ TEST(defaults)
 	CHECK_EQ_INT(c.max_body, 2 * 1024 * 1024);
 	CHECK_EQ_INT(c.connection_limit, 64);
 	CHECK_EQ_INT(c.connection_timeout_s, 15);
-	CHECK_EQ_INT(c.approval_timeout_s, 300);
+	CHECK_EQ_INT(c.approval_timeout_s, 90);
+	CHECK_EQ_INT(c.queue_max, 64);
+	CHECK_EQ_INT(c.queue_timeout_s, 30);
 	CHECK(c.proxy_listen == NULL);
 	CHECK_EQ_INT(c.landlock_min_abi, 1);
 	CHECK_STR(c.source, "(embedded defaults)");
@@ -435,6 +437,11 @@ TEST(numbers)
 	CHECK_EQ_INT(parse("{\"max_runs\": 1024, \"uid_range\": {\"count\": 1024}}", &c), 0);
 	CHECK_EQ_INT(c.max_runs, 1024);
 	config_free(&c);
+	CHECK(refused("{\"queue_max\": 4097}", "test.json: key 'queue_max' must be a whole number from 0 to 4096"));
+	CHECK(refused("{\"queue_max\": -1}", "test.json: key 'queue_max' must be a whole number from 0 to 4096"));
+	CHECK(refused("{\"queue_timeout_s\": 0}",
+	              "test.json: key 'queue_timeout_s' must be a whole number from 1 to 3600"));
+	CHECK(refused("{\"queue_timeout_s\": \"30\"}", "test.json: key 'queue_timeout_s' must be a number"));
 	CHECK(refused("{\"approval_timeout_s\": 0}",
 	              "test.json: key 'approval_timeout_s' must be a whole number from 1 to 86400"));
 	CHECK(refused("{\"approval_timeout_s\": 86401}",
