@@ -15,11 +15,19 @@
 int api_call(const struct conf *c, const char *method, const char *path, json_t *body, json_t **out,
 	     int *status, char *err, size_t errlen)
 {
+	long ra;
+	return api_call_ra(c, method, path, body, NULL, out, status, &ra, err, errlen);
+}
+
+int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
+		json_t **out, int *status, long *retry_after, char *err, size_t errlen)
+{
 	struct http_reply r;
 	char *text = NULL;
 	int rc = -1;
 	*out = NULL;
 	*status = 0;
+	*retry_after = -1;
 	if (body) {
 		/* JSON_COMPACT keeps the body small; non-ASCII stays UTF-8. */
 		text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -28,9 +36,10 @@ int api_call(const struct conf *c, const char *method, const char *path, json_t 
 			return -1;
 		}
 	}
-	if (http_request(c, method, path, text, text ? strlen(text) : 0, &r, err, errlen) < 0)
+	if (http_request(c, method, path, text, text ? strlen(text) : 0, headers, &r, err, errlen) < 0)
 		goto out;
 	*status = r.status;
+	*retry_after = r.retry_after;
 	json_error_t je;
 	/* JSON_ALLOW_NUL: command output may contain NUL bytes (\u0000). */
 	json_t *j = json_loadb(r.body, r.len, JSON_ALLOW_NUL, &je);

@@ -19,5 +19,10 @@
  * returns -1 with err set; *status is the HTTP status or 0 when no reply. */
 int api_call(const struct conf *c, const char *method, const char *path, json_t *body, json_t **out,
 	     int *status, char *err, size_t errlen);
+/* The same with more request header lines (`headers`, may be NULL, each
+ * ending in "\r\n"); *retry_after gets the reply's Retry-After in seconds
+ * (-1 when absent or no reply). */
+int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
+		json_t **out, int *status, long *retry_after, char *err, size_t errlen);
 
 #endif

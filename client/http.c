@@ -208,7 +208,7 @@ static int dechunk(const char *in, size_t n, struct buf *out)
 }
 
 int http_request(const struct conf *c, const char *method, const char *path, const char *body,
-		 size_t body_len, struct http_reply *r, char *err, size_t errlen)
+		 size_t body_len, const char *headers, struct http_reply *r, char *err, size_t errlen)
 {
 	struct buf raw = {.max = HTTP_MAX_REPLY + 65536}, req = {0}, dec = {.max = HTTP_MAX_REPLY};
 	char why[256];
@@ -259,6 +259,7 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 		       method, c->base, path, strchr(c->host, ':') ? "[" : "", c->host,
 		       strchr(c->host, ':') ? "]" : "", c->port) < 0 ||
 	    (body && buf_printf(&req, "Content-Type: application/json\r\nContent-Length: %zu\r\n", body_len) < 0) ||
+	    (headers && buf_puts(&req, headers) < 0) ||
 	    buf_puts(&req, "\r\n") < 0 || (body && buf_append(&req, body, body_len) < 0)) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

@@ -26,9 +26,10 @@ struct http_reply {
 
 /* Sends METHOD conf->base+path with an optional JSON body.  Returns 0 when an
  * HTTP reply (any status) was read, -1 with err set to one sentence otherwise
- * ("cannot reach sharnessd at https://127.0.0.1:7443: Connection refused"). */
+ * ("cannot reach sharnessd at https://127.0.0.1:7443: Connection refused").
+ * `headers` (may be NULL): more header lines, each ending in "\r\n". */
 int http_request(const struct conf *c, const char *method, const char *path, const char *body,
-		 size_t body_len, struct http_reply *r, char *err, size_t errlen);
+		 size_t body_len, const char *headers, struct http_reply *r, char *err, size_t errlen);
 void http_reply_free(struct http_reply *r);
 
 #endif

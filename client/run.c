@@ -5,20 +5,180 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
+
+/*
+ * Approvals in sight (SPEC §15.3): the request carries a nonce of ours in
+ * Sharness-Request-Id, which the daemon copies into the approval record; a
+ * watcher thread looks for it in GET /v0/approvals a moment after the
+ * request went out and prints the approval's id at once.  The daemon asks
+ * a person before the run queues for a slot, so the record exists within
+ * milliseconds of the body's arrival: a few looks (WATCH_LOOKS, spaced out)
+ * suffice, and a run that ends first never looks at all.
+ */
+#define WATCH_FIRST_MS 300
+#define WATCH_LOOKS 3
+
+struct watch {
+	const struct conf *c;
+	char nonce[33];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void deadline_in(struct timespec *t, long ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Sleeps ms unless the run ended; true when it did. */
+static bool watch_ended(struct watch *w, long ms)
+{
+	struct timespec t;
+	deadline_in(&t, ms);
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &t) == 0)
+		;
+	bool done = w->done;
+	pthread_mutex_unlock(&w->mu);
+	return done;
+}
+
+static void *watch_main(void *arg)
+{
+	struct watch *w = arg;
+	char err[512];
+	long wait_ms = WATCH_FIRST_MS;
+	for (int look = 0; look < WATCH_LOOKS; look++, wait_ms *= 3) {
+		if (watch_ended(w, wait_ms))
+			break;
+		json_t *list = NULL, *p;
+		int status;
+		size_t i;
+		if (api_call(w->c, "GET", "/v0/approvals", NULL, &list, &status, err, sizeof err) < 0)
+			continue;
+		json_array_foreach(json_object_get(list, "approvals"), i, p) {
+			const char *rid = json_string_value(json_object_get(p, "request_id"));
+			const char *id = json_string_value(json_object_get(p, "id"));
+			if (!rid || !id || strcmp(rid, w->nonce) != 0 || strspn(id, "0123456789abcdef") != strlen(id))
+				continue;
+			fprintf(stderr, "waiting for a person's approval: %s (sharness-client approve %s)\n", id, id);
+			fflush(stderr);
+			json_decref(list);
+			return NULL;
+		}
+		json_decref(list);
+	}
+	return NULL;
+}
+
+/*
+ * A 503 (every slot busy and the daemon's queue full, or its queue wait ran
+ * out) is retried within SHARNESS_RETRY_S seconds (default RETRY_DEFAULT_S,
+ * 0 = never): each wait is the reply's Retry-After or the backoff, whichever
+ * is longer; the backoff doubles from 0.5 s up to RETRY_STEP_MAX_MS, with up
+ * to a fifth of jitter so that many clients do not come back in step.
+ */
+#define RETRY_DEFAULT_S 60
+#define RETRY_MAX_S 3600
+#define RETRY_STEP_MAX_MS 8000
+
+static long retry_window_s(void)
+{
+	const char *v = getenv("SHARNESS_RETRY_S");
+	char *end;
+	if (!v || !*v)
+		return RETRY_DEFAULT_S;
+	errno = 0;
+	long s = strtol(v, &end, 10);
+	if (errno || *end || s < 0 || s > RETRY_MAX_S)
+		return RETRY_DEFAULT_S;
+	return s;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static int call_with_retry(const struct conf *c, json_t *req, json_t **reply, char *err, size_t errlen)
+{
+	struct watch w = {.c = c};
+	unsigned char rnd[16];
+	char hdr[64] = "";
+	pthread_t tid;
+	bool watching = false;
+	if (getrandom(rnd, sizeof rnd, 0) == (ssize_t)sizeof rnd) {
+		for (size_t i = 0; i < sizeof rnd; i++)
+			snprintf(w.nonce + 2 * i, 3, "%02x", rnd[i]);
+		snprintf(hdr, sizeof hdr, "Sharness-Request-Id: %s\r\n", w.nonce);
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w.cv, &ca);
+		pthread_condattr_destroy(&ca);
+		pthread_mutex_init(&w.mu, NULL);
+		watching = pthread_create(&tid, NULL, watch_main, &w) == 0;
+	}
+	uint64_t end = mono_ms() + (uint64_t)retry_window_s() * 1000u;
+	long step_ms = 500;
+	int rc, status;
+	for (;;) {
+		long ra;
+		rc = api_call_ra(c, "POST", "/v0/run", req, hdr[0] ? hdr : NULL, reply, &status, &ra, err, errlen);
+		if (rc == 0 || status != 503)
+			break;
+		long wait_ms = ra > 0 ? (ra > RETRY_MAX_S ? RETRY_MAX_S : ra) * 1000L : 0;
+		if (wait_ms < step_ms)
+			wait_ms = step_ms;
+		wait_ms += (long)(random() % (wait_ms / 5 + 1));
+		if (mono_ms() + (uint64_t)wait_ms > end)
+			break; /* err holds the daemon's 503 sentence */
+		struct timespec t = {.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1000000L};
+		while (nanosleep(&t, &t) < 0 && errno == EINTR)
+			;
+		step_ms = step_ms * 2 > RETRY_STEP_MAX_MS ? RETRY_STEP_MAX_MS : step_ms * 2;
+	}
+	if (watching) {
+		pthread_mutex_lock(&w.mu);
+		w.done = true;
+		pthread_cond_signal(&w.cv);
+		pthread_mutex_unlock(&w.mu);
+		pthread_join(tid, NULL);
+	}
+	if (hdr[0]) {
+		pthread_cond_destroy(&w.cv);
+		pthread_mutex_destroy(&w.mu);
+	}
+	return rc;
+}
 
 int run_call(const struct conf *c, const char *cmd, size_t len, const struct run_opts *o, json_t **reply,
 	     char *err, size_t errlen)
 {
 	char cwdbuf[PATH_MAX];
-	int status, rc = -1;
+	int rc = -1;
 	*reply = NULL;
 	if (len == 0) {
 		snprintf(err, errlen, "no command given: put the command after --");
@@ -63,7 +223,7 @@ int run_call(const struct conf *c, const char *cmd, size_t len, const struct run
 	}
 	if (o->env)
 		json_object_set(req, "env", o->env);
-	rc = api_call(c, "POST", "/v0/run", req, reply, &status, err, errlen);
+	rc = call_with_retry(c, req, reply, err, errlen);
 out:
 	json_decref(req);
 	return rc;
