@@ -14,7 +14,7 @@ RUNS=${LOAD_RUNS:-200}
 MAX_RUNS=${LOAD_MAX_RUNS:-$(( CLIENTS / 2 > 0 ? CLIENTS / 2 : 1 ))}
 LOADCLIENT=$ROOT/tests/stress/loadclient.py
 
-e2e_start "{\"max_runs\": $MAX_RUNS, \"limits\": {\"connections\": $((CLIENTS + 16))}}"
+e2e_start "{\"max_runs\": $MAX_RUNS, \"queue_max\": ${LOAD_QUEUE_MAX:-0}, \"limits\": {\"connections\": $((CLIENTS + 16))}}"
 . "$ROOT/tests/stress/leakcheck.sh"
 
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
