@@ -107,6 +107,7 @@ static const char *const denied_names[] = {
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
 	"chmod, fchmod, fchmodat, fchmodat2(S_ISUID, S_ISGID or S_IWOTH)",
 	"umask(without S_IWOTH: answered with the unchanged umask)",
+	"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
 	"setxattr, lsetxattr, fsetxattr, setxattrat, removexattr, lremovexattr, fremovexattr, removexattrat(any name: EOPNOTSUPP)",
 	"fallocate(any mode: EOPNOTSUPP)",
 	NULL,
@@ -317,6 +318,11 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_NOTIFY, umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
+	/* A run's own filter could claim umask for a listener of its own and
+	 * let it through (USER_NOTIF_FLAG_CONTINUE): between equal actions
+	 * the newest filter wins (seccomp(2)).  So no listener for the run. */
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), seccomp, 1,
+	     SCMP_A1_64(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER));
 	static const char *const xattr_set[] = {"setxattr", "lsetxattr", "fsetxattr",
 	                                        "removexattr", "lremovexattr", "fremovexattr", "fallocate"};
 	if (add_names(ctx, xattr_set, sizeof(xattr_set) / sizeof(xattr_set[0]), EOPNOTSUPP, err, errlen) < 0)

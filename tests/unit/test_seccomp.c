@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <linux/seccomp.h>
 #include <time.h>
 
 #include "harness.h"
@@ -481,7 +482,7 @@ TEST(sandbox_keeps_fork_and_threads)
 /* Modes and xattrs (issue 12): world-writable chmod and a umask that lets
  * "others may write" through are EPERM, setting any xattr and fallocate
  * EOPNOTSUPP; the ordinary calls still work. */
-#define MODE_RES 13
+#define MODE_RES 14
 static void do_modes(int fd)
 {
 	int res[MODE_RES];
@@ -502,6 +503,7 @@ static void do_modes(int fd)
 	R(10, removexattr(path, "user.x"));
 	R(11, fallocate(f, 0, 0, 4096));
 	R(12, (int)syscall(463, AT_FDCWD, path, 0, "user.x", NULL, 0)); /* setxattrat */
+	R(13, (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &sandbox_prog));
 #undef R
 	unlink(path);
 	write_full(fd, res, sizeof(res));
@@ -527,6 +529,7 @@ TEST(sandbox_modes_and_xattrs)
 	CHECK_EQ_INT(res[10], EOPNOTSUPP);
 	CHECK_EQ_INT(res[11], EOPNOTSUPP);
 	CHECK_EQ_INT(res[12], EOPNOTSUPP);
+	CHECK_EQ_INT(res[13], EPERM); /* no listener of the run's own */
 }
 
 /* With a listener, umask() without S_IWOTH is answered by
