@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -72,6 +73,24 @@ static const char *const step_names[STEP_COUNT] = {
 const char *sandbox_step_name(int step)
 {
 	return step >= 0 && step < STEP_COUNT ? step_names[step] : "unknown step";
+}
+
+/* One message with one descriptor attached (unix(7), SCM_RIGHTS). */
+static int send_with_fd(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+	memset(c.buf, 0, sizeof(c.buf));
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
 static noreturn void fail(const struct sandbox_spec *s, enum step step)
@@ -331,15 +350,17 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	if (apply_landlock(s) < 0)
 		fail(s, STEP_LANDLOCK);
 	/* Last: it forbids mount and the rest of what the steps above used.
-	 * Its listener answers umask() (seccomp.c): the supervisor takes it
-	 * from us by number; we keep our copy (nothing of the run can reach
-	 * the init's fds: it is undumpable, and the command gets only 0-2). */
+	 * Its listener answers umask() (seccomp.c): it travels to the
+	 * supervisor with the ready message (SCM_RIGHTS on the status socket;
+	 * pidfd_getfd would need CAP_SYS_PTRACE, since the init is
+	 * undumpable, and the unit does not grant it).  We close our copy. */
 	int listener = seccomp_apply_listener(s->seccomp);
 	if (listener < 0)
 		fail(s, STEP_SECCOMP);
-	struct sandbox_status ready = {.kind = SANDBOX_STATUS_READY, .err = listener};
-	if (write(s->status_fd, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
+	struct sandbox_status ready = {.kind = SANDBOX_STATUS_READY, .err = 0};
+	if (send_with_fd(s->status_fd, &ready, sizeof(ready), listener) < 0)
 		fail(s, STEP_SECCOMP);
+	close(listener);
 
 	/* Every lock is in place; now wait for what to run.  A sandbox built
 	 * ahead of its request waits here, used once or never. */

@@ -385,23 +385,32 @@ static void take_listener(struct sandbox_ready *sb)
 	int n;
 	while ((n = poll(&p, 1, SETUP_WAIT_MS)) < 0 && errno == EINTR)
 		;
-	ssize_t got = n == 1 ? read(sb->status_r, &st, sizeof(st)) : -1;
+	/* The ready message carries the listener (SCM_RIGHTS, sandbox.c). */
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = &st, .iov_len = sizeof(st)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+	ssize_t got = n == 1 ? recvmsg(sb->status_r, &m, MSG_CMSG_CLOEXEC) : -1;
+	int fd = -1;
+	struct cmsghdr *h = got > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(h), sizeof(int));
 	if (got == (ssize_t)sizeof(st) && st.kind == SANDBOX_STATUS_SETUP_FAILED) {
+		if (fd >= 0)
+			close(fd);
 		sandbox_failure(sb->error, sizeof(sb->error), &st);
 		return;
 	}
-	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY) {
+	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY || fd < 0 || (m.msg_flags & MSG_CTRUNC)) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(sb->error, sizeof(sb->error), "The sandbox did not report ready%s.",
-		         n == 0 ? " in time" : "");
+		         n == 0 ? " in time" : got > 0 && fd < 0 ? " with its seccomp listener" : "");
 		return;
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, sb->init, 0);
-	sb->notify = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, st.err, 0) : -1;
-	if (sb->notify < 0)
-		snprintf(sb->error, sizeof(sb->error), "The run's seccomp listener could not be taken: %s.",
-		         strerror(errno));
-	if (pidfd >= 0)
-		close(pidfd);
+	sb->notify = fd;
 }
 
 /* Build the sandbox up to the point where it waits for its job.  On
@@ -422,7 +431,7 @@ static void prepare(struct run *r)
 		return;
 	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
-	    pipe2(status, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
 	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
 		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be prepared: %s.", strerror(errno));
 		goto out;

@@ -65,7 +65,7 @@ e2e_start() {
 	[ -n "${E2E_PROFILES:-}" ] && cp $E2E_PROFILES "$T/profiles/"
 	[ -f "$T/certs/ca.pem" ] || "$ROOT/certs/mkcerts" "$T/certs" >/dev/null
 	e2e_config "${1:-}"
-	"$SHARNESSD" --config "$T/sharnessd.json" ${E2E_DAEMON_ARGS:-} >"$T/daemon.log" 2>&1 &
+	${E2E_WRAP:-} "$SHARNESSD" --config "$T/sharnessd.json" ${E2E_DAEMON_ARGS:-} >"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 100); do
 		grep -q 'listening on' "$T/daemon.log" 2>/dev/null && break
