@@ -72,12 +72,11 @@ static int claim_state_dir(const char *state_dir, char *err, size_t errlen)
 		           owner, state_dir);
 		return -1;
 	}
+	/* The pid is only for the refusal sentence of a second daemon: on a
+	 * full state_dir the lock alone still holds. */
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-		errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, pid, (size_t)n, 0);
 	lock_fd = fd;
 	return 0;
 }

@@ -373,8 +373,14 @@ int main(int argc, char **argv)
 		log_fatal("%s", err);
 	if (removed + more > 0)
 		log_info("recovered from a previous run: removed %d run cgroup(s) and killed what they held", removed + more);
-	if (runcg_runs_dir(runs_dir, sizeof(runs_dir)) < 0 || instance_record_cgroup(cfg.state_dir, runs_dir) < 0)
-		log_fatal("cannot record the run cgroups in %s/cgroup: %s", cfg.state_dir, strerror(errno));
+	/* The record matters where the runs directory moves between starts (a
+	 * transient scope per start); elsewhere it is the same every time and
+	 * a full state_dir only costs a warning. */
+	if (runcg_runs_dir(runs_dir, sizeof(runs_dir)) < 0 || instance_record_cgroup(cfg.state_dir, runs_dir) < 0) {
+		if (getenv("SHARNESSD_IN_SCOPE"))
+			log_fatal("cannot record the run cgroups in %s/cgroup: %s", cfg.state_dir, strerror(errno));
+		log_warn("cannot record the run cgroups in %s/cgroup: %s", cfg.state_dir, strerror(errno));
+	}
 
 	l.uids = uidpool_new(cfg.uid_first + 1, cfg.uid_count - 1, err, sizeof(err));
 	if (!l.uids)

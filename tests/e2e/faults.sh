@@ -169,6 +169,7 @@ for i in 1 2 3 4; do touch "$T/state/i$i" 2>/dev/null; done
 start_fails "state_dir full (no room for root/)" "$CFG" 'state|root.*(No space|space)'
 rm -f "$T/state"/i* "$T/state/fill"
 mkdir -p "$T/state/root"
+touch "$T/state/sharnessd.lock" # the daemon's claim on its state_dir needs this one file
 dd if=/dev/zero of="$T/state/fill" bs=4k 2>/dev/null
 for i in 1 2 3 4; do touch "$T/state/i$i" 2>/dev/null; done
 check "state_dir full but prepared: the daemon starts" restart
