@@ -159,10 +159,10 @@ for prof in analyse build; do
 		"final $(sha "$keyed") true,run_started $(sha "$keyed") true,"
 done
 
-# --- capacity: nobody is asked about a run that cannot start; an approved
-# run queues briefly for a slot instead of losing its approval to a 503 ---
+# --- capacity: nobody is asked about a run that cannot even queue; an
+# approved run waits in the queue for a slot instead of losing its approval ---
 e2e_stop
-e2e_start '{"approval_timeout_s": 10, "max_runs": 1}'
+e2e_start '{"approval_timeout_s": 10, "max_runs": 1, "queue_max": 1}'
 run_bg() { # CMD: an analyse run in the background that holds the only slot
 	curl -s -o /dev/null --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
 		-H 'Content-Type: application/json' -d "$(jq -nc --arg c "$1" '{cmd: $c}')" "$SHARNESS_URL/v0/run" &
@@ -170,12 +170,18 @@ run_bg() { # CMD: an analyse run in the background that holds the only slot
 	for _ in $(seq 1 50); do [ "$(range_procs)" -gt "$(warm_count)" ] && break; sleep 0.05; done
 }
 run_bg 'sleep 2'
+BG1=$BG
+# A second run fills the queue (queue_max 1) behind the one holding the slot.
+curl -s -o /dev/null --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
+	-H 'Content-Type: application/json' -d '{"cmd":"true"}' "$SHARNESS_URL/v0/run" &
+BG2=$!
+sleep 0.5
 start_admin 'echo not-asked'
 wait "$ADM"
-check_eq "at capacity: an admin run gets 503 at once" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 503/at_capacity
+check_eq "queue full: an admin run gets 503 at once" "$(cat "$T/adm.status")/$(jq -r .error.code "$T/adm.body")" 503/at_capacity
 api GET /v0/approvals '' person
-check_eq "at capacity: no person was asked" "$(jf '.approvals | length')" 0
-wait "$BG"
+check_eq "queue full: no person was asked" "$(jf '.approvals | length')" 0
+wait "$BG1" "$BG2"
 
 start_admin 'echo queued-after-approval'
 id=$(pending_id 'echo queued-after-approval')

@@ -45,7 +45,7 @@ lat = []
 stats = {"ok": 0, "busy": 0, "reconnects": 0}
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
 KEYS = {"exit", "signal", "timed_out", "stdout", "stderr", "filtered", "truncated", "ms",
-        "profile", "policy_hash", "run_id", "timeout_s"}
+        "profile", "policy_hash", "run_id", "timeout_s", "usage"}
 
 
 def err(msg):
