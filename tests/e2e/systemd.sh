@@ -6,7 +6,10 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/sharness-systemd.XXXXXX)
 . "$ROOT/tests/e2e/lib_checks.sh"
-SCORE_GOAL=4.0
+# 4.0 in 0.1; 4.2 since the unit dropped RestrictSUIDSGID= (worth 0.2): it makes
+# openat2() ENOSYS, which every sandbox needs, and the run's own seccomp
+# filter now refuses setuid/setgid modes instead (systemd/sharnessd.service).
+SCORE_GOAL=4.2
 
 mk() { make -s -C "$ROOT" --no-print-directory INSTALL_STAGE="$T/stage" "$@" >"$T/make.log" 2>&1 || { cat "$T/make.log" >&2; return 1; }; }
 cleanup() { rm -rf "$T"; }
