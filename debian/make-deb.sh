@@ -5,8 +5,9 @@
 # dpkg-buildpackage builds in the source tree (build/, debian/sharness/, ...),
 # so the tree is copied first: the working tree's files (tracked and untracked,
 # not ignored; others' build/ dirs never), or with DEB_SRC=REV the commit REV
-# (git archive); outside a git work tree, everything but build/.  Installs dpkg-dev, debhelper, lintian and fakeroot when
-# missing (the build packages come from `make deps`).
+# (git archive); outside a git work tree, everything but build/.  Installs
+# dpkg-dev, debhelper, lintian and fakeroot when missing (the build packages
+# come from `make deps`).
 set -eu -o pipefail
 out=${1:?usage: debian/make-deb.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -30,7 +31,7 @@ if [ -n "${DEB_SRC:-}" ]; then
 elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	# Files deleted in the working tree are still listed by git ls-files -c.
 	git ls-files -z -co --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		while IFS= read -r -d '' f; do [ ! -e "$f" ] || printf '%s\0' "$f"; done |
 		tar --null -T - -cf - | tar -xf - -C "$stage/src"
 else
 	# A copy of the tree without .git (tests/vm/run.sh's stage): all but build/.
