@@ -380,15 +380,15 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 	/* The disk bounds of a writable run (supervise.c): 1 MiB / 100 inodes
 	 * at least (a run must be able to write something), 1 PiB / 2^40 at
 	 * most (beyond is no bound; a typo like 1e30 is refused). */
-	static const struct {
+	const struct {
 		const char *key;
 		uint64_t min, max;
-		size_t off;
+		uint64_t *dst;
 	} disk[] = {
-		{"disk_max_bytes", MIB, UINT64_C(1) << 50, offsetof(struct config, disk_max_bytes)},
-		{"disk_max_inodes", 100, UINT64_C(1) << 40, offsetof(struct config, disk_max_inodes)},
-		{"disk_reserve_bytes", 0, UINT64_C(1) << 50, offsetof(struct config, disk_reserve_bytes)},
-		{"disk_reserve_inodes", 0, UINT64_C(1) << 40, offsetof(struct config, disk_reserve_inodes)},
+		{"disk_max_bytes", MIB, UINT64_C(1) << 50, &c->disk_max_bytes},
+		{"disk_max_inodes", 100, UINT64_C(1) << 40, &c->disk_max_inodes},
+		{"disk_reserve_bytes", 0, UINT64_C(1) << 50, &c->disk_reserve_bytes},
+		{"disk_reserve_inodes", 0, UINT64_C(1) << 40, &c->disk_reserve_inodes},
 	};
 	char key[64];
 	const cJSON *v;
@@ -421,7 +421,7 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 		snprintf(key, sizeof(key), "limits.%s", disk[i].key);
 		if (jsonstrict_get_uint(origin, key, v, disk[i].min, disk[i].max, &x, err, errlen) < 0)
 			return -1;
-		memcpy((char *)c + disk[i].off, &x, sizeof(x));
+		*disk[i].dst = x;
 	}
 	return 0;
 }

@@ -336,7 +336,7 @@ static void add_usage(cJSON *o, const struct privsep_usage *u)
 {
 	cJSON *j = cJSON_AddObjectToObject(o, "usage");
 	if (u->have & PRIVSEP_USAGE_CPU)
-		cJSON_AddNumberToObject(j, "cpu_ms", (double)(u->cpu_us / 1000));
+		cJSON_AddNumberToObject(j, "cpu_ms", (double)(uint64_t)(u->cpu_us / 1000)); /* whole ms */
 	else
 		cJSON_AddNullToObject(j, "cpu_ms");
 	if (u->have & PRIVSEP_USAGE_PEAK_MEMORY)
