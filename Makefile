@@ -87,7 +87,7 @@ vm-deps:
 		{ export DEBIAN_FRONTEND=noninteractive; apt-get update -q >/dev/null; \
 		  apt-get install -y -q --no-install-recommends debootstrap qemu-system-x86 qemu-utils >/dev/null; }
 
-vm-test: deps vm-deps all probes
+vm-test: deps vm-deps all probes deb
 	@tests/vm/run.sh $(VMS)
 
 # The Debian package, built in a copy of the tree (debian/make-deb.sh;

@@ -86,4 +86,11 @@ if build/sharnessd --help 2>&1 | grep -q -- --doctor; then
 else
 	not_ok "sharnessd --doctor exists"
 fi
+# ---- the Debian package (tests/vm/guest_deb.sh) ----------------------------------
+# With the .deb the host built for this distribution (bookworm); elsewhere
+# only when asked (VM_DEB=1: the guest builds its own, slow under TCG).
+if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null || [ "${VM_DEB:-0}" = 1 ]; then
+	make -s uninstall >/tmp/uninstall.log 2>&1 || not_ok "make uninstall" "$(tail -5 /tmp/uninstall.log)"
+	bash tests/vm/guest_deb.sh || E2E_FAILED=1
+fi
 [ "$E2E_FAILED" = 0 ]

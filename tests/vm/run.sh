@@ -40,6 +40,10 @@ for name in "${names[@]}"; do
 	if [ "$vm_build" = 0 ]; then
 		mkdir -p "$stage/build"
 		cp -a build/sharnessd build/sharness-client build/probes "$stage/build/"
+		# The package built here (make deb) is checked on the same distribution.
+		if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null; then
+			mkdir -p "$stage/build/deb" && cp -a build/deb/sharness_*_amd64.deb "$stage/build/deb/"
+		fi
 	fi
 	start=$(date +%s)
 	if [ "$name" = bookworm ] && [ "${VM_FAULTS:-1}" = 1 ] && [ "$vm_build" = 0 ]; then
@@ -55,7 +59,7 @@ for name in "${names[@]}"; do
 		pass=$((pass + fp)) fail=$((fail + ff))
 	fi
 	(cd "$stage" && "$VMLAB" run "$name" --mem 4096 --timeout "${VM_TIMEOUT:-2400}" -- \
-		env VM_BUILD=$vm_build bash tests/vm/guest.sh) >"$LOGS/run-$name.out" 2>&1
+		env VM_BUILD=$vm_build VM_DEB=${VM_DEB:-0} bash tests/vm/guest.sh) >"$LOGS/run-$name.out" 2>&1
 	rc=$?
 	rm -rf "$stage"
 	p=$(grep -c '^ok ' "$LOGS/run-$name.out") f=$(grep -c '^not ok ' "$LOGS/run-$name.out")
