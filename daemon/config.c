@@ -112,6 +112,14 @@ static bool addr_is_loopback(int family, const void *a)
 	return !memcmp(a, &in6addr_loopback, sizeof(in6addr_loopback));
 }
 
+bool config_host_is_loopback(const char *host)
+{
+	struct in6_addr a; /* large enough for either family */
+	if (inet_pton(AF_INET, host, &a) == 1)
+		return addr_is_loopback(AF_INET, &a);
+	return inet_pton(AF_INET6, host, &a) == 1 && addr_is_loopback(AF_INET6, &a);
+}
+
 /*
  * "host:port" with a numeric IPv4 host, "[v6]:port", or "localhost:port"
  * (taken as 127.0.0.1: a name would need a resolver at start and could

@@ -64,4 +64,8 @@ int config_parse(const char *origin, const char *json, size_t len, struct config
 
 void config_free(struct config *c);
 
+/* A numeric IPv4 address in 127.0.0.0/8 or the IPv6 ::1 (start-up and
+ * --doctor judge config.listen_host alike). */
+bool config_host_is_loopback(const char *host);
+
 #endif

@@ -778,17 +778,6 @@ static void proc_comm(long pid, char *out, size_t n, long *ppid)
 	sscanf(r + 1, " %*c %ld", ppid);
 }
 
-static int is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
-}
-
 /* TCP connect with a one-second limit: 0 connected, -1 with errno. */
 static int tcp_connect(const char *host, unsigned port)
 {
@@ -839,7 +828,7 @@ static void check_listener(struct doctor *d, const struct config *cfg, long daem
 		     h, port);
 		return;
 	}
-	if (!cfg->listen_any && !is_loopback(h)) {
+	if (!cfg->listen_any && !config_host_is_loopback(h)) {
 		fail(d,
 		     "listen address %s is not loopback: use 127.0.0.1, or set \"listen_non_loopback\": true",
 		     h);

@@ -125,17 +125,6 @@ static void check_tls(const struct front *f, const struct config *cfg)
 	X509_free(ca);
 }
 
-static int is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
-}
-
 /* A socket handed over by systemd (sharnessd.socket), or our own. */
 static int open_listener(const struct config *cfg)
 {
@@ -144,7 +133,7 @@ static int open_listener(const struct config *cfg)
 		fcntl(3, F_SETFD, FD_CLOEXEC);
 		return 3;
 	}
-	if (!cfg->listen_any && !is_loopback(cfg->listen_host))
+	if (!cfg->listen_any && !config_host_is_loopback(cfg->listen_host))
 		log_fatal("listen address %s is not loopback; set \"listen_non_loopback\": true in the config to allow it",
 		          cfg->listen_host);
 	struct sockaddr_storage ss;
