@@ -43,6 +43,7 @@
 #include "config.h"
 #include "instance.h"
 #include "landlock.h"
+#include "notify.h"
 #include "ns.h"
 #include "profile.h"
 #include "runcg.h"
@@ -394,6 +395,8 @@ struct unit {
 	char where[4096];   /* the unit file read */
 	int protect_home;   /* read-only or yes */
 	int protect_strict; /* ProtectSystem=strict */
+	int caps_set;       /* CapabilityBoundingSet= names a list ... */
+	int caps_ptrace;    /* ... and CAP_SYS_PTRACE is on it */
 	char rw[UNIT_RW_MAX][512]; /* ReadWritePaths= entries (longer ones are cut, never matched) */
 	size_t n_rw;
 };
@@ -410,6 +413,11 @@ static void unit_line(struct unit *u, char *line)
 		    strcmp(v, "read-only") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "true") == 0;
 	else if (strcmp(line, "ProtectSystem") == 0)
 		u->protect_strict = strcmp(v, "strict") == 0;
+	else if (strcmp(line, "CapabilityBoundingSet") == 0 && *v != '~') {
+		/* Lists add up; an empty one resets (systemd.exec(5)). */
+		u->caps_set = *v != '\0';
+		u->caps_ptrace = *v ? u->caps_ptrace || strstr(v, "CAP_SYS_PTRACE") != NULL : 0;
+	}
 	else if (strcmp(line, "ReadWritePaths") == 0) {
 		if (!*v) /* an empty assignment resets the list (systemd.exec(5)) */
 			u->n_rw = 0;
@@ -505,6 +513,25 @@ static void unit_load(struct unit *u)
 		u->n_rw = 1;
 		snprintf(u->where, sizeof(u->where), "(running under sharnessd.service)");
 	}
+}
+
+/* CAP_SYS_PTRACE: the supervisor makes each connect() of a run itself,
+ * reading the address from the run's memory (notify.c).  Without it every
+ * connect fails closed, the proxy's included. */
+static void check_ptrace(struct doctor *d)
+{
+	struct unit u;
+	unit_load(&u);
+	int have = notify_can_connect();
+	if (!have)
+		fail(d, "CAP_SYS_PTRACE is not in this process's effective set: every connect of a run "
+			"(the proxy's too) would fail; run sharnessd as root with it");
+	else if (u.found && u.caps_set && !u.caps_ptrace)
+		fail(d, "the unit %s leaves out CAP_SYS_PTRACE (CapabilityBoundingSet=): every connect of "
+			"a run would fail; install the unit of this release or add CAP_SYS_PTRACE in a drop-in",
+		     u.where);
+	else
+		pass(d, "CAP_SYS_PTRACE%s: the supervisor can make a run's connect", u.found ? ", in the unit too" : "");
 }
 
 static int path_under(const char *path, const char *dir)
@@ -911,6 +938,7 @@ int doctor_main(const char *config_path)
 
 	check_kernel(&d, have_cfg ? cfg.landlock_min_abi : 1);
 	check_cgroups(&d, have_cfg ? (unsigned)cfg.uid_first : 0);
+	check_ptrace(&d);
 	if (have_cfg) {
 		long pid = 0;
 		check_instance(&d, &cfg, &pid);

@@ -40,6 +40,7 @@
 #include "landlock.h"
 #include "launcher.h"
 #include "log.h"
+#include "notify.h"
 #include "ns.h"
 #include "policy.h"
 #include "profile.h"
@@ -440,6 +441,9 @@ int main(int argc, char **argv)
 	close(ready[0]);
 	log_info("sharnessd %s listening on https://%s:%u (profiles: %zu, policy %s)", SHARNESS_VERSION,
 	         cfg.listen_host, cfg.listen_port, profiles.n, f.policy_hash);
+	if (!notify_can_connect())
+		log_warn("CAP_SYS_PTRACE is missing: every connect of a run (the proxy's too) will fail with "
+		         "Permission denied; start sharnessd with it (the unit of this release grants it)");
 	notify_systemd("READY=1");
 	int code = launcher_serve(&l, ctl[0], front);
 	runcg_cleanup_stale(err, sizeof(err));

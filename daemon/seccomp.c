@@ -105,6 +105,8 @@ static const char *const denied_names[] = {
 	"ioctl(TIOCSTI)",
 	"ioctl(TIOCLINUX)",
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
+	"socket, socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW: EACCES)",
+	"connect(made by the supervisor: a unix path only to a listener of the run's own uid, TCP only to the proxy's port)",
 	"chmod, fchmod, fchmodat, fchmodat2(S_ISUID, S_ISGID or S_IWOTH)",
 	"umask(without S_IWOTH: answered with the unchanged umask)",
 	"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
@@ -166,6 +168,9 @@ static int add_names(scmp_filter_ctx ctx, const char *const *names, size_t n, in
 	}
 	return 0;
 }
+
+/* The socket type without SOCK_NONBLOCK and SOCK_CLOEXEC (linux/net.h). */
+#define SOCK_TYPE_MASK 0xf
 
 #define RULE(ctx, act, sys, ...)                                                         \
 	do {                                                                             \
@@ -318,6 +323,20 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
 	RULE(ctx, SCMP_ACT_NOTIFY, umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
+	/* Every connect goes to the supervisor, which makes it itself: only
+	 * a listener of the run's own uid is reachable by a unix path
+	 * (notify.c).  Datagram unix sockets name their peer on every sendto,
+	 * in memory seccomp cannot read, so they cannot be made at all (a
+	 * raw one is a datagram one, af_unix.c); socketpair(SOCK_DGRAM) would
+	 * be one too once bound.  Stream and seqpacket sockets stay. */
+	RULE(ctx, SCMP_ACT_NOTIFY, connect, 0);
+	static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
+	for (size_t i = 0; i < 2; i++) {
+		RULE(ctx, SCMP_ACT_ERRNO(EACCES), socket, 2, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX),
+		     SCMP_A1_64(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, (uint64_t)dgram_types[i]));
+		RULE(ctx, SCMP_ACT_ERRNO(EACCES), socketpair, 2, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX),
+		     SCMP_A1_64(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, (uint64_t)dgram_types[i]));
+	}
 	/* A run's own filter could claim umask for a listener of its own and
 	 * let it through (USER_NOTIF_FLAG_CONTINUE): between equal actions
 	 * the newest filter wins (seccomp(2)).  So no listener for the run. */
@@ -539,50 +558,6 @@ int seccomp_apply_listener(const struct sock_fprog *prog)
 	}
 	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
 	return fd < 0 ? -1 : (int)fd;
-}
-
-/* "Umask:\t0022" in /proc/PID/status (Linux 4.7). */
-static int read_umask(pid_t pid, unsigned *mask)
-{
-	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *p = strstr(buf, "\nUmask:");
-	if (!p)
-		return -1;
-	*mask = (unsigned)strtoul(p + 7, NULL, 8);
-	return 0;
-}
-
-int seccomp_answer_umask(int listener)
-{
-	struct seccomp_notif req;
-	struct seccomp_notif_resp resp;
-
-	memset(&req, 0, sizeof(req));
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
-		return errno == EINTR || errno == ENOENT ? 0 : -1;
-	memset(&resp, 0, sizeof(resp));
-	resp.id = req.id;
-	unsigned mask = 022;
-	/* The filter sends nothing but umask; anything else is refused.  The
-	 * pid is ours to read only while the request is still pending (it may
-	 * have died and the pid been reused): check the id after reading. */
-	if (req.data.nr != SCMP_SYS(umask) || read_umask((pid_t)req.pid, &mask) < 0 ||
-	    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0) {
-		resp.error = -EPERM;
-	} else {
-		resp.val = (int64_t)(mask | S_IWOTH);
-	}
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)
-		return -1;
-	return 0;
 }
 
 void seccomp_prog_free(struct sock_fprog *prog)

@@ -22,16 +22,11 @@ int seccomp_apply(const struct sock_fprog *prog);
 /* The front's variant: seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) so every thread
  * of the process is filtered; -1 with ESRCH if a thread could not be synced. */
 int seccomp_apply_tsync(const struct sock_fprog *prog);
-/* The sandbox's variant: the filter answers umask() without S_IWOTH through
+/* The sandbox's variant: umask() without S_IWOTH and every connect() go to
  * a user-notification listener (seccomp_unotify(2)); returns its fd
  * (close-on-exec), for the supervisor to take with pidfd_getfd and answer
- * with seccomp_answer_umask.  Without a listener those calls are ENOSYS. */
+ * with notify_answer (notify.c).  Without a listener those calls are ENOSYS. */
 int seccomp_apply_listener(const struct sock_fprog *prog);
-/* Answer one pending notification on `listener`: a umask(mask) whose mask
- * lacks S_IWOTH "succeeds" and returns the caller's current umask, which
- * stays as it was.  0, or -1 when nothing could be read (the listener is
- * dead: every process of the run is gone). */
-int seccomp_answer_umask(int listener);
 void seccomp_prog_free(struct sock_fprog *prog);
 
 /* Linux >= 6.3: vm.memfd_noexec exists.  Without it the sandbox filter

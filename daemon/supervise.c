@@ -40,6 +40,7 @@
 #include "launcher.h"
 #include "log.h"
 #include "mount.h"
+#include "notify.h"
 #include "request.h"
 #include "ns.h"
 #include "runcg.h"
@@ -51,6 +52,7 @@
 #define STR(x) STR_(x)
 #define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
 #define CLEANUP_WAIT_MS 2000
+#define DENIALS_LOGGED 5 /* per run: a loop of refused connects is not a flood of log lines */
 #define SETUP_WAIT_MS 30000 /* a sandbox's own setup: mounts, Landlock, seccomp */
 
 /* What prepare() builds ahead of a request. */
@@ -775,6 +777,8 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 
 	memset(&ex, 0, sizeof(ex));
 	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
+	struct notify_run nr = {.uid = uid,
+	                        .tcp_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
 	bool have_status = false;
 	struct sandbox_status sst = {0};
 	for (;;) {
@@ -790,10 +794,14 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n > 0 && pfd[3].revents && !pfd[0].revents && !pfd[1].revents && !pfd[2].revents) {
-			/* A umask() of the run (seccomp.c); a dead listener
-			 * (POLLHUP: no process of the run is left) is dropped. */
-			if (!(pfd[3].revents & POLLIN) || seccomp_answer_umask(r.sb.notify) < 0)
+			/* A umask() or connect() of the run (notify.c); a dead
+			 * listener (POLLHUP: no process of the run is left) is
+			 * dropped. */
+			unsigned denied = nr.n_denied;
+			if (!(pfd[3].revents & POLLIN) || notify_answer(r.sb.notify, &nr) < 0)
 				close_fd(&r.sb.notify);
+			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
+				log_info("run %s: refused %s", req.run_id, nr.denied);
 			continue;
 		}
 		if (n == 0 && disk_over(&r, &disk, ex.message, sizeof(ex.message))) {

@@ -251,6 +251,104 @@ fi
 verdict "/proc/1/cmdline shows nothing of the daemon" 'printf "[%s]" "$(tr -d "\0" </proc/1/cmdline)"; grep -c sharness /proc/1/cmdline' '^\[\]0$'
 verdict "/proc/cmdline is empty and read-only" 'printf "[%s]" "$(cat /proc/cmdline)"; echo x >/proc/cmdline 2>&1' '^\[\].*(Read-only file system|Permission denied)'
 
+# --- unix sockets: only a run's own (issue 12) ---------------------------------
+# A person's dev server listening on a socket of mode 0700 in the workspace:
+# the idmapped mount makes a run look like its owner, so on 0.1 a connect
+# from analyse reached it.  Each connect is made by the supervisor, which
+# hands over only a socket whose listener has the run's own uid.
+cat >"$WS/listen.py" <<'PY'
+import os, socket, sys, time
+path, hits, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path); os.chmod(path, 0o700); s.listen(8); s.settimeout(0.1)
+open(hits, "w").close()
+while not os.path.exists(stop):
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    c.settimeout(1)
+    try:
+        data = c.recv(100)
+    except OSError:
+        data = b""
+    open(hits, "a").write("hit %r\n" % data)
+    c.close()
+PY
+# The person (uid 12345 owns the workspace above) runs it.
+mkdir -p "$T/person"; chown 12345:12345 "$T/person"; chmod 755 "$T"
+setpriv --reuid 12345 --regid 12345 --clear-groups /usr/bin/python3 "$WS/listen.py" "$WS/person.sock" "$T/person/hits" "$T/person/stop" &
+person_pid=$!
+for _ in $(seq 1 50); do [ -e "$T/person/hits" ] && break; sleep 0.1; done
+connect_py='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); s.send(b"touch PWNED"); print("connected")
+except OSError as e:
+    print("refused", e.strerror)'
+verdict "unix socket: analyse cannot connect to the person's socket in the workspace" \
+	"python3 -c '$connect_py' person.sock" '^refused Permission denied'
+verdict "unix socket: nor through a symlink in its tmp" \
+	"ln -s \"\$PWD/person.sock\" /tmp/p.sock && python3 -c '$connect_py' /tmp/p.sock" '^refused Permission denied'
+verdict "unix socket: nor, writable, through a hard link or a rename" \
+	"ln person.sock linked.sock && python3 -c '$connect_py' linked.sock; mv person.sock moved.sock && python3 -c '$connect_py' moved.sock; mv moved.sock person.sock; rm -f linked.sock" \
+	'^refused Permission denied
+refused Permission denied$' probew
+sleep 0.3
+check_eq "unix socket: the person's server saw no connection" "$(cat "$T/person/hits")" ""
+
+# Another run's socket: a build-like run listens in the workspace while an
+# analyse run tries it (on 0.1 a channel between runs, and a way to use
+# another run's proxy).
+( run_cmd "python3 listen.py runA.sock /tmp/runA-hits '$WS/stopA'; cat /tmp/runA-hits" probew >/dev/null
+  printf '%s' "$BODY" >"$T/runA.json" ) &
+runA=$!
+for _ in $(seq 1 100); do [ -S "$WS/runA.sock" ] && break; sleep 0.1; done
+verdict "unix socket: analyse cannot connect to another run's socket" \
+	"python3 -c '$connect_py' runA.sock" '^refused Permission denied'
+touch "$WS/stopA"
+wait "$runA"
+check_eq "unix socket: the other run's listener saw no connection" "$(jq -r .stdout "$T/runA.json")" ""
+rm -f "$WS/stopA" "$WS/runA.sock"
+
+verdict "unix socket: a run's own stream and seqpacket sockets work (path and abstract)" 'python3 -c "
+import os, socket, threading
+for kind, addr in ((socket.SOCK_STREAM, \"/tmp/own.sock\"), (socket.SOCK_SEQPACKET, \"own2.sock\"), (socket.SOCK_STREAM, \"\0own-abstract\")):
+    srv = socket.socket(socket.AF_UNIX, kind); srv.bind(addr); srv.listen(1)
+    t = threading.Thread(target=lambda: srv.accept()[0].sendall(b\"pong\")); t.start()
+    c = socket.socket(socket.AF_UNIX, kind); c.connect(addr); print(c.recv(10).decode()); t.join()
+os.unlink(\"own2.sock\")
+"' '^pong
+pong
+pong$' probew
+verdict "unix socket: a blocking client stays blocking, a non-blocking one non-blocking" 'python3 -c "
+import socket
+srv = socket.socket(socket.AF_UNIX); srv.bind(\"/tmp/b.sock\"); srv.listen(4)
+for block in (True, False):
+    c = socket.socket(socket.AF_UNIX); c.setblocking(block); c.connect(\"/tmp/b.sock\"); print(c.getblocking())
+"' '^True
+False$'
+verdict "unix socket: datagram sockets cannot be made" 'python3 -c "
+import socket
+for make in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)):
+    try:
+        make(); print(\"made\")
+    except OSError as e:
+        print(e.strerror)
+print(len(socket.socketpair()))
+"' '^Permission denied
+Permission denied
+2$'
+verdict "unix socket: TCP still reaches nothing but the proxy (any kernel)" 'python3 -c "
+import socket
+s = socket.socket()
+try:
+    s.connect((\"127.0.0.1\", 22)); print(\"connected\")
+except OSError as e:
+    print(e.strerror)
+"' '^Permission denied$'
+touch "$T/person/stop"; wait "$person_pid" 2>/dev/null; rm -f "$WS/person.sock" "$WS/listen.py"
+
 # --- nothing left --------------------------------------------------------------
 sleep 0.3
 check_settled "nothing of the runs left but the waiting sandboxes"

@@ -1,0 +1,471 @@
+/*
+ * notify.c - the supervisor's answers to a run's seccomp notifications.
+ *
+ * Two calls of a run stop in the kernel and wait for us (seccomp.c):
+ * umask() and connect().  The rule for both: we never answer "go on"
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE) after looking at the run's memory or
+ * file table.  Another thread of the run can change either between our look
+ * and the kernel's, so a check followed by "go on" proves nothing.  We copy
+ * what the call names once, act on the copy ourselves, and answer with the
+ * result.
+ *
+ * umask: see seccomp.c (no world-writable files).
+ *
+ * connect (SPEC §15.2, issue 12): no run may connect to a unix socket it
+ * did not create in this run - not the person's (a dev server's or an
+ * editor's socket in the workspace: the idmapped mount makes the run look
+ * like its owner, so the mode protects nothing), not another run's.  The
+ * kernel has no lock for path sockets (Landlock scopes only abstract ones),
+ * so the test is on the listener: SO_PEERCRED names the uid of the process
+ * that called listen().  Every run has a uid of its own, and every process
+ * of that uid dies with the run (supervise.c quarantines the uid otherwise),
+ * so a listener of the run's uid was made by this run - whatever the path
+ * looks like, however it was renamed or linked.  The person, root and every
+ * other run have other uids.
+ *
+ *   AF_INET, AF_INET6, abstract and unnamed AF_UNIX: we connect our copy of
+ *   the run's socket (pidfd_getfd) to the copied address.  A socket keeps
+ *   the network namespace it was made in, the run's own, so this reaches
+ *   exactly what the run could reach.  TCP goes only to the proxy port of a
+ *   proxy profile: the rule Landlock makes on ABI 4 (landlock.c), now on
+ *   every kernel, since our connect is not under the run's Landlock domain.
+ *
+ *   AF_UNIX path: a helper child takes the run's network namespace, root
+ *   and working directory (setns, chroot, fchdir) and the run's uid and
+ *   gid, so the path resolves as it would for the run, with no more
+ *   permission; it connects a new socket of the same type only if the
+ *   socket at that path listens in the run's own namespace, and reads the
+ *   listener's uid.  Only the run's own uid
+ *   passes, and then the new socket replaces the run's descriptor
+ *   (SECCOMP_IOCTL_NOTIF_ADDFD, SETFD); any other peer is closed before the
+ *   run could send a byte: EACCES.  What the new socket lacks: options set
+ *   on the old one and a local address bound before connect (both rare for
+ *   a client of a path socket).
+ *
+ * Datagram unix sockets cannot be made at all (seccomp.c): sendto() names
+ * its peer in memory on every call, where no check of ours could hold.
+ *
+ * Trust: privileged (the supervisor, root).  Everything read from the run is
+ * bounded and copied before use; the helper drops to the run's uid before it
+ * resolves a path the run chose.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/seccomp.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <netinet/tcp.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "notify.h"
+
+#define HELPER_WAIT_MS 2000 /* a path lookup; no FUSE in a sandbox, NFS could stall */
+
+/* "Umask:\t0022" in /proc/PID/status (Linux 4.7). */
+static int read_umask(pid_t pid, unsigned *mask)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strstr(buf, "\nUmask:");
+	if (!p)
+		return -1;
+	*mask = (unsigned)strtoul(p + 7, NULL, 8);
+	return 0;
+}
+
+/* Is the request still pending?  Only then is req->pid the caller: it may
+ * have died and the pid been reused since it was sent. */
+static int still_pending(int listener, const struct seccomp_notif *req)
+{
+	uint64_t id = req->id;
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static int answer_umask(int listener, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	unsigned mask = 022;
+	if (read_umask((pid_t)req->pid, &mask) < 0 || !still_pending(listener, req))
+		return -EPERM;
+	resp->val = (int64_t)(mask | S_IWOTH);
+	return 0;
+}
+
+/* Is a socket bound at (dev, ino) listening in our network namespace?
+ * sock_diag(7) lists the namespace's unix sockets with the inode of the
+ * path each is bound to (UNIX_DIAG_VFS, kernel dev_t encoding).  1 yes,
+ * 0 no, -1 the list could not be read. */
+static int listening_here(dev_t dev, ino_t ino)
+{
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -1;
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req req;
+	} q = {.nlh = {.nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+	       .req = {.sdiag_family = AF_UNIX, .udiag_states = 1U << TCP_LISTEN, .udiag_show = UDIAG_SHOW_VFS}};
+	int found = -1;
+	if (send(nl, &q, sizeof(q), 0) != (ssize_t)sizeof(q))
+		goto out;
+	static char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+	for (;;) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		if (n <= 0)
+			goto out;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				found = found == 1 ? 1 : 0;
+				goto out;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+				goto out;
+			struct unix_diag_msg *m = NLMSG_DATA(h);
+			size_t alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+				struct unix_diag_vfs v;
+				if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(v))
+					continue;
+				memcpy(&v, RTA_DATA(a), sizeof(v));
+				if (v.udiag_vfs_ino == ino && major(dev) == v.udiag_vfs_dev >> 20 &&
+				    minor(dev) == (v.udiag_vfs_dev & 0xfffff))
+					found = 1;
+			}
+		}
+	}
+out:
+	close(nl);
+	return found;
+}
+
+/* The helper: resolve `addr` as the run would, connect a new socket of
+ * `type`, and send it back over `back` if the listener is the run's.
+ *
+ * Two tests, so that a refusal is silent: the socket the path names must
+ * be listening in the run's own network namespace (where only the run's
+ * processes make sockets), or no connect is made at all - the person's
+ * server or another run never sees one.  The path could be swapped between
+ * that look and the connect, so the connected peer's uid is checked too,
+ * and a stranger's socket is closed before anything was sent. */
+static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, uid_t uid, int type,
+                                    const struct sockaddr_un *addr, socklen_t len)
+{
+	int err = 0;
+	if (setns(netfd, CLONE_NEWNET) < 0 || fchdir(rootfd) < 0 || chroot(".") < 0 || fchdir(cwdfd) < 0 ||
+	    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		_exit(1);
+	char path[sizeof(addr->sun_path) + 1];
+	size_t pathlen = (size_t)len - offsetof(struct sockaddr_un, sun_path);
+	memcpy(path, addr->sun_path, pathlen);
+	path[pathlen] = '\0'; /* the kernel's reading of an unterminated sun_path */
+	struct stat st;
+	int s = -1;
+	if (stat(path, &st) < 0)
+		err = errno;
+	else if (!S_ISSOCK(st.st_mode))
+		err = ECONNREFUSED;
+	else if (listening_here(st.st_dev, st.st_ino) != 1)
+		err = EACCES; /* not the run's: nothing was sent its way */
+	else if ((s = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
+		err = errno;
+	else if (connect(s, (const struct sockaddr *)addr, len) < 0)
+		err = errno == EINPROGRESS ? EAGAIN : errno;
+	struct ucred peer;
+	socklen_t plen = sizeof(peer);
+	if (!err && (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &peer, &plen) < 0 || plen != sizeof(peer) ||
+	             peer.uid != uid))
+		err = EACCES; /* someone else's socket: never handed over */
+
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (!err) {
+		m.msg_control = c.buf;
+		m.msg_controllen = sizeof(c.buf);
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &s, sizeof(int));
+	}
+	_exit(sendmsg(back, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(err) ? 0 : 1);
+}
+
+/* Run the helper; returns the connected socket, or -errno. */
+static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_un *addr, socklen_t len,
+                          int listener, const struct seccomp_notif *req)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	int rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	int cwdfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	int netfd = open(path, O_RDONLY | O_CLOEXEC);
+	int sp[2] = {-1, -1};
+	int rc = -EACCES;
+	if (rootfd < 0 || cwdfd < 0 || netfd < 0 || !still_pending(listener, req) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		goto out;
+	pid_t child = fork();
+	if (child < 0)
+		goto out;
+	if (child == 0) {
+		close(sp[0]);
+		connect_helper(sp[1], netfd, rootfd, cwdfd, uid, type, addr, len);
+	}
+	close(sp[1]);
+	sp[1] = -1;
+
+	int err = EACCES, fd = -1;
+	struct pollfd p = {.fd = sp[0], .events = POLLIN};
+	if (poll(&p, 1, HELPER_WAIT_MS) == 1) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} c;
+		struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+		ssize_t got = recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC);
+		struct cmsghdr *h = got == (ssize_t)sizeof(err) ? CMSG_FIRSTHDR(&m) : NULL;
+		if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+		    h->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(h), sizeof(int));
+		if (got != (ssize_t)sizeof(err))
+			err = EACCES;
+	}
+	kill(child, SIGKILL);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (fd >= 0 && err == 0)
+		rc = fd;
+	else if (fd >= 0)
+		close(fd);
+	if (rc < 0 && err > 0)
+		rc = -err;
+out:
+	if (rootfd >= 0)
+		close(rootfd);
+	if (cwdfd >= 0)
+		close(cwdfd);
+	if (netfd >= 0)
+		close(netfd);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	return rc;
+}
+
+/* O_CLOEXEC of the run's descriptor, from /proc/PID/fdinfo/FD ("flags:"). */
+static unsigned target_cloexec(pid_t pid, int fd)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strstr(buf, "flags:");
+	return p && (strtoul(p + 6, NULL, 8) & O_CLOEXEC) ? O_CLOEXEC : 0;
+}
+
+static uint16_t port_of(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)a)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+static int answer_connect(int listener, const struct seccomp_notif *req, struct notify_run *run)
+{
+	pid_t pid = (pid_t)req->pid;
+	int fdnum = (int)req->data.args[0];
+	uint64_t uaddr = req->data.args[1];
+	int ulen = (int)req->data.args[2];
+	struct sockaddr_storage addr;
+
+	/* The kernel's own limits (move_addr_to_kernel), then one copy. */
+	if (ulen < 0 || (size_t)ulen > sizeof(addr))
+		return -EINVAL;
+	memset(&addr, 0, sizeof(addr));
+	struct iovec local = {.iov_base = &addr, .iov_len = (size_t)ulen};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)uaddr, .iov_len = (size_t)ulen};
+	if (ulen > 0 && process_vm_readv(pid, &local, 1, &remote, 1, 0) != ulen) {
+		if (errno == EPERM)
+			goto no_ptrace;
+		return -EFAULT;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int sock = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0) : -1;
+	int saved = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (!still_pending(listener, req)) {
+		if (sock >= 0)
+			close(sock);
+		return -EACCES;
+	}
+	if (sock < 0 && saved == EPERM)
+		goto no_ptrace;
+	if (sock < 0)
+		return saved == EBADF ? -EBADF : -EACCES;
+
+	int rc = 0, domain = 0, type = 0, listening = 0;
+	socklen_t ol = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &ol) < 0) {
+		rc = -errno; /* ENOTSOCK: the kernel's answer too */
+		goto out;
+	}
+	ol = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &ol) < 0 ||
+	    getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &listening, &(socklen_t){sizeof(int)}) < 0) {
+		rc = -EACCES;
+		goto out;
+	}
+	size_t path_off = offsetof(struct sockaddr_un, sun_path);
+	bool unix_path = domain == AF_UNIX && addr.ss_family == AF_UNIX && (size_t)ulen > path_off &&
+	                 ((const struct sockaddr_un *)&addr)->sun_path[0] != '\0';
+	if (!unix_path) {
+		if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM &&
+		    (addr.ss_family == AF_INET || addr.ss_family == AF_INET6) &&
+		    (run->tcp_port == 0 || port_of(&addr) != run->tcp_port)) {
+			rc = -EACCES;
+			if (run->tcp_port)
+				snprintf(run->denied, sizeof(run->denied),
+				         "a TCP connect to port %u: only the proxy's port %u is open", port_of(&addr),
+				         run->tcp_port);
+			else
+				snprintf(run->denied, sizeof(run->denied),
+				         "a TCP connect to port %u: this profile has no network", port_of(&addr));
+			run->n_denied++;
+			goto out;
+		}
+		/* Our copy of the run's own socket, in the run's namespace. */
+		rc = connect(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
+		goto out;
+	}
+	struct sockaddr_un sun;
+	struct sockaddr_un tmp;
+	memcpy(&tmp, &addr, sizeof(tmp));
+	/* A connected or listening socket: the kernel's answers. */
+	if (listening) {
+		rc = -EINVAL;
+		goto out;
+	}
+	socklen_t pl = sizeof(sun);
+	if (getpeername(sock, (struct sockaddr *)&sun, &pl) == 0) {
+		rc = -EISCONN;
+		goto out;
+	}
+	int fl = fcntl(sock, F_GETFL);
+	int fresh = connect_as_run(pid, run->uid, type, &tmp, (socklen_t)ulen, listener, req);
+	if (fresh < 0) {
+		rc = fresh;
+		if (rc == -EACCES) {
+			size_t n = (size_t)ulen - path_off;
+			if (n >= sizeof(run->denied) - 40)
+				n = sizeof(run->denied) - 40;
+			snprintf(run->denied, sizeof(run->denied),
+			         "a connect to the unix socket %.*s: its listener is not this run's", (int)n,
+			         tmp.sun_path);
+			run->n_denied++;
+		}
+		goto out;
+	}
+	if (fl >= 0 && !(fl & O_NONBLOCK))
+		(void)fcntl(fresh, F_SETFL, fcntl(fresh, F_GETFL) & ~O_NONBLOCK);
+	struct seccomp_notif_addfd a = {.id = req->id,
+	                                .flags = SECCOMP_ADDFD_FLAG_SETFD,
+	                                .srcfd = (uint32_t)fresh,
+	                                .newfd = (uint32_t)fdnum,
+	                                .newfd_flags = target_cloexec(pid, fdnum)};
+	rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -EACCES : 0;
+	close(fresh);
+out:
+	close(sock);
+	return rc;
+
+no_ptrace:
+	/* Fail closed, and say why: the unit's CapabilityBoundingSet. */
+	snprintf(run->denied, sizeof(run->denied),
+	         "a connect: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
+	         strerror(EPERM));
+	run->n_denied++;
+	return -EACCES;
+}
+
+int notify_answer(int listener, struct notify_run *run)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -1;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	int rc;
+	/* The filter sends nothing else; anything else is refused. */
+	if (req.data.nr == SYS_umask)
+		rc = answer_umask(listener, &req, &resp);
+	else if (req.data.nr == SYS_connect)
+		rc = answer_connect(listener, &req, run);
+	else
+		rc = -EPERM;
+	if (rc < 0)
+		resp.error = rc;
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+bool notify_can_connect(void)
+{
+	char status[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, status, sizeof(status) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	status[n] = '\0';
+	const char *eff = strstr(status, "\nCapEff:");
+	return eff && (strtoull(eff + 8, NULL, 16) >> CAP_SYS_PTRACE & 1);
+}
