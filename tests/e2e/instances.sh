@@ -50,4 +50,28 @@ kill -TERM "$SECOND_PID"; wait "$SECOND_PID" 2>/dev/null
 run_cmd 'echo still here'
 check_eq "the first daemon still serves" "$STATUS $(jf .stdout)" "200 still here"
 wait "$LONG" 2>/dev/null
+
+# "A daemon vanished after an approved admin run" (issue 13): on 0.1 the
+# front runs as uid_range.first, and a second daemon's start-up killed every
+# process of a uid in the range, the waiting front included.  The same
+# moment again: an admin run waits for a person, a second daemon of the
+# same range starts, the person approves.
+curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+	--key "$T/certs/app.key" -H 'Content-Type: application/json' \
+	-d '{"cmd": "echo approved-ran", "profile": "admin"}' "$SHARNESS_URL/v0/run" >"$T/adm.status" &
+ADM=$!
+id=
+for _ in $(seq 1 50); do
+	api GET /v0/approvals '' person
+	id=$(jf '.approvals[0].id // empty')
+	[ -n "$id" ] && break
+	sleep 0.1
+done
+second ".state_dir = \"$T/state4\"" "$T/during-approval.log"
+wait "$SECOND_PID"; rc=$?
+check_eq "a second daemon of the same range while an admin run waits: refused" "$rc" 1
+api POST "/v0/approvals/$id" '{"decision": "allow"}' person
+wait "$ADM"
+check_eq "the approved run then ran" "$(cat "$T/adm.status") $(jq -r .stdout "$T/adm.body")" "200 approved-ran"
+check "the first daemon still runs after it" kill -0 "$FIRST_PID"
 e2e_stop
