@@ -7,7 +7,7 @@
 #   $(SBINDIR)/sharnessd                  the daemon              (0755)
 #   $(BINDIR)/sharness-client             the client              (0755)
 #   $(BINDIR)/sharness-mkcerts            certs/mkcerts           (0755)
-#   $(MANDIR)/man{1,5,8}/...              sharness-client.1 sharnessd.json.5 sharnessd.8
+#   $(MANDIR)/man{1,5,8}/...              sharness-client.1 sharness-mkcerts.1 sharnessd.json.5 sharnessd.8
 #   $(SYSTEMDUNITDIR)/sharnessd.{service,socket}
 #                                         $(PREFIX)/lib/systemd/system: systemd 252 searches
 #                                         /usr/local/lib/systemd/system and /usr/lib/... itself;
@@ -82,6 +82,7 @@ install: $(BUILD)/sharnessd $(BUILD)/sharness-client install-stage
 	$(INSTALL) -m 0755 $(BUILD)/sharness-client $(DESTDIR)$(BINDIR)/sharness-client
 	$(INSTALL) -m 0755 certs/mkcerts $(DESTDIR)$(BINDIR)/sharness-mkcerts
 	$(INSTALL) -m 0644 man/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-client.1
+	$(INSTALL) -m 0644 man/sharness-mkcerts.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.json.5 $(DESTDIR)$(MANDIR)/man5/sharnessd.json.5
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.8 $(DESTDIR)$(MANDIR)/man8/sharnessd.8
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.service $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.service
@@ -97,7 +98,8 @@ install: $(BUILD)/sharnessd $(BUILD)/sharness-client install-stage
 uninstall: install-stage
 	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(BINDIR)/sharness-client \
 		$(DESTDIR)$(BINDIR)/sharness-mkcerts \
-		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man5/sharnessd.json.5 \
+		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1 \
+		$(DESTDIR)$(MANDIR)/man5/sharnessd.json.5 \
 		$(DESTDIR)$(MANDIR)/man8/sharnessd.8 \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.service $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.socket
 	@$(REMOVE_CONF); \

@@ -19,7 +19,7 @@ if ! command -v mandoc >/dev/null 2>&1; then
 fi
 
 pages=("$ROOT"/man/*.[1-9])
-check "man/ has pages" test ${#pages[@]} -ge 3
+check "man/ has pages" test ${#pages[@]} -ge 4
 for p in "${pages[@]}"; do
 	out=$(mandoc -Tlint -W style "$p" 2>&1)
 	check_eq "mandoc -Tlint ${p#"$ROOT"/}: no message" "$out" ""

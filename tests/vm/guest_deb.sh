@@ -74,6 +74,7 @@ done <<'EOF'
 644 /usr/share/man/man8/sharnessd.8.gz
 644 /usr/share/man/man5/sharnessd.json.5.gz
 644 /usr/share/man/man1/sharness-client.1.gz
+644 /usr/share/man/man1/sharness-mkcerts.1.gz
 644 /etc/sharness/sharnessd.json
 644 /etc/sharness/profiles/analyse.json
 644 /etc/sharness/profiles/build.json
