@@ -6,6 +6,7 @@
  *
  * Runs as root or not; every probe call is harmless unfiltered (see the probe).
  */
+#include "notify.h"
 #include "seccomp.h"
 
 #include <pthread.h>
@@ -533,7 +534,7 @@ TEST(sandbox_modes_and_xattrs)
 }
 
 /* With a listener, umask() without S_IWOTH is answered by
- * seccomp_answer_umask: it "succeeds", returns the umask, which stays. */
+ * notify_answer: it "succeeds", returns the umask, which stays. */
 static void *umask_thread(void *arg)
 {
 	unsigned *out = arg;
@@ -552,8 +553,9 @@ static void do_umask_answered(int fd)
 	int l = seccomp_apply_listener(&sandbox_prog);
 	res[4] = l >= 0;
 	if (l >= 0 && pthread_create(&th, NULL, umask_thread, res) == 0) {
+		struct notify_run run = {.uid = getuid()};
 		for (int i = 0; i < 2; i++)
-			seccomp_answer_umask(l);
+			notify_answer(l, &run);
 		pthread_join(th, NULL);
 	}
 	write_full(fd, res, sizeof(res));

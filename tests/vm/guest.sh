@@ -88,7 +88,8 @@ else
 fi
 # ---- the Debian package (tests/vm/guest_deb.sh) ----------------------------------
 # With the .deb the host built for this distribution (bookworm); elsewhere
-# only when asked (VM_DEB=1: the guest builds its own, slow under TCG).
+# where the guest builds the tree itself (VM_DEB, default: what VM_BUILD is),
+# it builds the package too, so Debian 13 installs its own.
 if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null || [ "${VM_DEB:-0}" = 1 ]; then
 	make -s uninstall >/tmp/uninstall.log 2>&1 || not_ok "make uninstall" "$(tail -5 /tmp/uninstall.log)"
 	# What the verdicts wrote in the default workspace: purge removes the

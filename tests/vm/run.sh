@@ -59,7 +59,7 @@ for name in "${names[@]}"; do
 		pass=$((pass + fp)) fail=$((fail + ff))
 	fi
 	(cd "$stage" && "$VMLAB" run "$name" --mem 4096 --timeout "${VM_TIMEOUT:-2400}" -- \
-		env VM_BUILD=$vm_build VM_DEB=${VM_DEB:-0} bash tests/vm/guest.sh) >"$LOGS/run-$name.out" 2>&1
+		env VM_BUILD=$vm_build VM_DEB=${VM_DEB:-$vm_build} bash tests/vm/guest.sh) >"$LOGS/run-$name.out" 2>&1
 	rc=$?
 	rm -rf "$stage"
 	p=$(grep -c '^ok ' "$LOGS/run-$name.out") f=$(grep -c '^not ok ' "$LOGS/run-$name.out")
