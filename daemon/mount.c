@@ -399,7 +399,8 @@ int mount_build(const struct sandbox_spec *s)
 	}
 	/* The private /tmp first: a workspace below /tmp is moved in on top
 	 * of it, not hidden under it. */
-	if (mount_tmpfs(root, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=512m") < 0)
+	if (mount_tmpfs(root, "/tmp", MS_NOSUID | MS_NODEV | (s->profile->tmp_exec ? 0 : MS_NOEXEC),
+	                "mode=1777,size=512m") < 0)
 		goto out;
 	for (size_t i = 0; i < v.n; i++) {
 		struct tree *t = &v.t[i];

@@ -544,9 +544,15 @@ static char *canonical(const struct profile *p)
 	ok = ok && (to = cJSON_AddObjectToObject(o, "timeout_s")) != NULL;
 	ok = ok && add(to, "default", cJSON_CreateNumber(p->timeout_default_s));
 	ok = ok && add(to, "max", cJSON_CreateNumber(p->timeout_max_s));
+	if (ok && p->tmp_exec) /* keys in byte order: after timeout_s */
+		ok = add(o, "tmp", cJSON_CreateString("exec"));
 	ok = ok && add(o, "workspace",
 	               cJSON_CreateString(p->workspace_write ? "read-write" : "read-only"));
 	ok = ok && add(o, "workspace_exec", str_array(p->workspace_exec, p->n_workspace_exec));
+	/* workspace_exec_create and tmp are written only when not the default,
+	 * so that profiles without them keep the policy hash they had. */
+	if (ok && p->workspace_exec_create)
+		ok = add(o, "workspace_exec_create", cJSON_CreateBool(true));
 	ok = ok && add(o, "write_paths", str_array(p->write_paths, p->n_write_paths));
 	if (ok)
 		out = cJSON_PrintUnformatted(o);
@@ -560,7 +566,8 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	static const char *const known[] = {
 		"name",        "description", "workspace", "workspace_exec", "read_paths",
 		"write_paths", "exec_paths",  "network",   "pids_max",       "memory_max_mb",
-		"timeout_s",   "output_max_bytes", "env",  "approval",       NULL};
+		"timeout_s",   "output_max_bytes", "env",  "approval",       "workspace_exec_create",
+		"tmp",         NULL};
 	static const char *const required[] = {"name", "description", "workspace", "network",
 	                                       "approval", NULL};
 	const cJSON *v;
@@ -628,6 +635,29 @@ static int parse_root(const char *origin, const char *expected_name, const cJSON
 	    get_list(origin, "workspace_exec", v, LIST_RELATIVE, p->workspace_exec,
 	             &p->n_workspace_exec, err, errlen) < 0)
 		return -1;
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "workspace_exec_create"))) {
+		if (!cJSON_IsBool(v)) {
+			errmsg_set(err, errlen, "%s: key 'workspace_exec_create' must be true or false", origin);
+			return -1;
+		}
+		p->workspace_exec_create = cJSON_IsTrue(v);
+		for (size_t i = 0; p->workspace_exec_create && i < p->n_workspace_exec; i++)
+			if (!p->workspace_write || strchr(p->workspace_exec[i], '/')) {
+				errmsg_set(err, errlen,
+				           "%s: key 'workspace_exec_create' needs a read-write workspace and "
+				           "workspace_exec entries of one component ('%s' is not)",
+				           origin, p->workspace_exec[i]);
+				return -1;
+			}
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "tmp"))) {
+		if (cJSON_IsString(v) && !strcmp(v->valuestring, "exec"))
+			p->tmp_exec = true;
+		else if (!(cJSON_IsString(v) && !strcmp(v->valuestring, "noexec"))) {
+			errmsg_set(err, errlen, "%s: key 'tmp' must be \"noexec\" or \"exec\"", origin);
+			return -1;
+		}
+	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "read_paths")) &&
 	    get_list(origin, "read_paths", v, LIST_ABSOLUTE, p->read_paths, &p->n_read_paths, err,
 	             errlen) < 0)

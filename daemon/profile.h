@@ -37,6 +37,8 @@ struct profile {
 	bool workspace_write;          /* "workspace": "read-only" | "read-write" */
 	char *workspace_exec[PROFILE_LIST_MAX]; /* relative subpaths of the workspace where exec is granted */
 	size_t n_workspace_exec;
+	bool workspace_exec_create;    /* missing one-component workspace_exec dirs are made at prep */
+	bool tmp_exec;                 /* "tmp": "exec": the private /tmp allows exec (go test builds there) */
 	char *read_paths[PROFILE_LIST_MAX];     /* extra absolute host paths, read-only */
 	size_t n_read_paths;
 	char *write_paths[PROFILE_LIST_MAX];    /* extra absolute host paths, read-write, noexec */

@@ -180,7 +180,8 @@ static int apply_landlock(const struct sandbox_spec *s)
 	paths[n++] = (struct landlock_path){"/etc", LANDLOCK_GRANT_READ};
 	paths[n++] = (struct landlock_path){"/dev", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE | LANDLOCK_GRANT_DEV};
 	paths[n++] = (struct landlock_path){"/proc", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
-	paths[n++] = (struct landlock_path){"/tmp", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
+	paths[n++] = (struct landlock_path){"/tmp", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE |
+	                                                (p->tmp_exec ? LANDLOCK_GRANT_EXEC : 0)};
 	paths[n++] = (struct landlock_path){SANDBOX_HOME, LANDLOCK_GRANT_READ};
 	if (stat("/opt", &st) == 0)
 		paths[n++] = (struct landlock_path){"/opt", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};

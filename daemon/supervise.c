@@ -376,6 +376,31 @@ static void view_facts(const struct run *r, char *out, size_t len)
 	}
 }
 
+/* A profile that makes its exec subpaths (workspace_exec_create, one
+ * component each: checked when it loads) gets the missing ones as empty
+ * directories of the workspace's owner, so that a first `cargo test` or
+ * `make` in a fresh checkout can run what it builds there.  Made before
+ * view_facts, so a prepared sandbox sees them like a fresh one.  mkdirat
+ * in the workspace directory itself follows no link, and neither does the
+ * chown, should anyone swap the new directory for a link in between. */
+static void make_exec_dirs(const struct run *r)
+{
+	if (!r->p->workspace_exec_create)
+		return;
+	int wsfd = open(r->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat wst;
+	if (wsfd < 0 || fstat(wsfd, &wst) < 0) {
+		if (wsfd >= 0)
+			close(wsfd);
+		return;
+	}
+	for (size_t i = 0; i < r->p->n_workspace_exec; i++)
+		if (mkdirat(wsfd, r->p->workspace_exec[i], 0755) == 0 &&
+		    fchownat(wsfd, r->p->workspace_exec[i], wst.st_uid, wst.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+			(void)unlinkat(wsfd, r->p->workspace_exec[i], AT_REMOVEDIR); /* never root's in their tree */
+	close(wsfd);
+}
+
 /* Wait until the sandbox has every lock on (or failed), and take its seccomp
  * listener (seccomp.c: umask is answered here, while the run lives).  A
  * setup failure is kept in sb->error as before; the status pipe then has
@@ -425,6 +450,7 @@ static void prepare(struct run *r)
 	char name[64], why[160];
 	struct stat wst;
 
+	make_exec_dirs(r);
 	view_facts(r, sb->view, sizeof(sb->view));
 	snprintf(name, sizeof(name), "run-%u", r->uid);
 	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
@@ -746,6 +772,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	check_payload(&r);
 	build_env(&r);
 	char view[sizeof(r.sb.view)];
+	make_exec_dirs(&r);
 	view_facts(&r, view, sizeof(view));
 	if (strcmp(view, r.sb.view) != 0) {
 		/* The workspace changed under the prepared sandbox: build anew. */

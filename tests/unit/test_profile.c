@@ -547,6 +547,36 @@ TEST(timeouts)
 	              "t.json: key 'timeout_s.default' (61) is larger than 'timeout_s.max' (60)"));
 }
 
+/* The test profile's keys: exec in /tmp, and exec subpaths made at prep. */
+TEST(tmp_and_exec_create)
+{
+	struct profile p;
+
+	CHECK(refused(with(", \"tmp\": \"yes\"}"), "t.json: key 'tmp' must be \"noexec\" or \"exec\""));
+	CHECK(refused(with(", \"workspace_exec_create\": 1}"),
+	              "t.json: key 'workspace_exec_create' must be true or false"));
+	CHECK(refused(with(", \"workspace_exec\": [\"target\"], \"workspace_exec_create\": true}"),
+	              "t.json: key 'workspace_exec_create' needs a read-write workspace and workspace_exec "
+	              "entries of one component ('target' is not)"));
+	CHECK(refused("{\"name\": \"t\", \"description\": \"d\", \"workspace\": \"read-write\", "
+	              "\"workspace_exec\": [\"target/debug\"], \"workspace_exec_create\": true, "
+	              "\"network\": {\"mode\": \"none\"}, \"approval\": \"never\"}",
+	              "t.json: key 'workspace_exec_create' needs a read-write workspace and workspace_exec "
+	              "entries of one component ('target/debug' is not)"));
+	/* The defaults stay out of the canonical form: old hashes hold. */
+	CHECK_EQ_INT(parse(with(", \"tmp\": \"noexec\", \"workspace_exec_create\": false}"), &p), 0);
+	CHECK_STR(p.canonical_json, MIN_CANONICAL);
+	CHECK(!p.tmp_exec && !p.workspace_exec_create);
+	profile_free(&p);
+	CHECK_EQ_INT(parse("{\"name\": \"t\", \"description\": \"d\", \"workspace\": \"read-write\", "
+	                   "\"workspace_exec\": [\"target\"], \"workspace_exec_create\": true, \"tmp\": \"exec\", "
+	                   "\"network\": {\"mode\": \"none\"}, \"approval\": \"never\"}", &p), 0);
+	CHECK(p.tmp_exec && p.workspace_exec_create);
+	CHECK(p.canonical_json && strstr(p.canonical_json, "\"tmp\":\"exec\"") &&
+	      strstr(p.canonical_json, "\"workspace_exec_create\":true"));
+	profile_free(&p);
+}
+
 TEST(env_grants)
 {
 	char json[8192], longv[4200];
@@ -648,13 +678,14 @@ TEST(shipped_profiles)
 
 	CHECK_EQ_INT(profile_set_load(shipped, &set, err, sizeof(err)), 0);
 	CHECK_STR(err, "");
-	CHECK_EQ_INT(set.n, 3);
-	if (set.n != 3)
+	CHECK_EQ_INT(set.n, 4);
+	if (set.n != 4)
 		return;
 	/* Sorted by file name: the launcher's table keys are these indexes. */
 	CHECK_STR(set.v[0].name, "admin");
 	CHECK_STR(set.v[1].name, "analyse");
 	CHECK_STR(set.v[2].name, "build");
+	CHECK_STR(set.v[3].name, "test");
 
 	p = profile_set_find(&set, "analyse", &id);
 	CHECK(p == &set.v[1]);
@@ -690,9 +721,18 @@ TEST(shipped_profiles)
 	CHECK(p && p->workspace_write && p->network == PROFILE_NETWORK_NONE &&
 	      p->approval == PROFILE_APPROVAL_EACH);
 
-	/* The verdict table: no shipped profile executes from the workspace or grants extra paths. */
-	for (size_t i = 0; i < set.n; i++) {
+	/* test: offline, exec only in the build outputs it makes and in /tmp. */
+	p = profile_set_find(&set, "test", &id);
+	CHECK_EQ_INT(id, 3);
+	CHECK(p && p->workspace_write && p->network == PROFILE_NETWORK_NONE &&
+	      p->approval == PROFILE_APPROVAL_NEVER && p->workspace_exec_create && p->tmp_exec &&
+	      p->n_workspace_exec == 3 && p->n_exec_paths + p->n_write_paths + p->n_read_paths == 0);
+
+	/* The verdict table: analyse, build and admin execute nothing from the
+	 * workspace and grant no extra paths. */
+	for (size_t i = 0; i < 3; i++) {
 		CHECK_EQ_INT(set.v[i].n_workspace_exec, 0);
+		CHECK(!set.v[i].tmp_exec && !set.v[i].workspace_exec_create);
 		CHECK_EQ_INT(set.v[i].n_exec_paths + set.v[i].n_write_paths + set.v[i].n_read_paths, 0);
 		CHECK_EQ_INT(strncmp(set.v[i].policy_hash, "sha256:", 7), 0);
 	}
@@ -801,6 +841,7 @@ TEST(shipped_hash_is_canonical)
 	struct profile p;
 
 	if (profile_set_load(shipped, &set, err, sizeof(err)) < 0) {
+		fprintf(stderr, "# %s\n", err);
 		CHECK(0);
 		return;
 	}
@@ -871,6 +912,7 @@ int main(void)
 	RUN(env_grants);
 	RUN(env_name_helpers);
 	RUN(free_is_safe);
+	RUN(tmp_and_exec_create);
 	RUN(shipped_profiles);
 	RUN(set_load);
 	RUN(set_load_errors);

@@ -88,7 +88,7 @@ check_match "the unit runs /usr/sbin/sharnessd (paths rewritten for PREFIX=/usr)
 	"$(grep '^ExecStart=' /usr/lib/systemd/system/sharnessd.service)" '^ExecStart=/usr/sbin/sharnessd --config /etc/sharness/sharnessd.json$'
 check_eq "the configuration and profiles are conffiles" \
 	"$(dpkg-query -W -f '${Conffiles}' sharness | awk '{print $1}' | sort | paste -sd' ')" \
-	"/etc/sharness/profiles/admin.json /etc/sharness/profiles/analyse.json /etc/sharness/profiles/build.json /etc/sharness/sharnessd.json"
+	"/etc/sharness/profiles/admin.json /etc/sharness/profiles/analyse.json /etc/sharness/profiles/build.json /etc/sharness/profiles/test.json /etc/sharness/sharnessd.json"
 check "sharnessd --check-config accepts the installed configuration" \
 	/usr/sbin/sharnessd --check-config --config /etc/sharness/sharnessd.json
 check "man sharnessd finds the installed page" man -w sharnessd

@@ -1,0 +1,3 @@
+package add
+
+func Add(a, b int) int { return a + b }
