@@ -116,7 +116,7 @@ check_eq "415 wrong content type" "$STATUS" 415
 # GET endpoints
 api GET /v0/profiles
 check_eq "profiles 200" "$STATUS" 200
-check_eq "profiles listed" "$(jf '[.profiles[].name]|join(",")')" "admin,analyse,build"
+check_eq "profiles listed" "$(jf '[.profiles[].name]|join(",")')" "admin,analyse,build,test"
 check_match "profile hash" "$(jf '.profiles[0].policy_hash')" '^sha256:[0-9a-f]{64}$'
 api GET /v0/policy person
 check_eq "policy readable by person" "$STATUS" 200

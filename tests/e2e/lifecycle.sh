@@ -37,7 +37,7 @@ check_eq "SIGTERM: the running request gets 503" "$(cat "$T/long.status")/$(jq -
 check_eq "SIGTERM: no process of the run left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>=f && $1<f+4096' | wc -l)" 0
 check_eq "SIGTERM: no run cgroup left" "$(find /sys/fs/cgroup/*/sharness-$UID_FIRST /sys/fs/cgroup/*/*/*/sharness-$UID_FIRST -mindepth 1 -type d 2>/dev/null | wc -l)" 0
 check_eq "SIGTERM: no sandbox mount left" "$(grep -c "$T/state/root" /proc/mounts)" 0
-check "SIGTERM: logged" grep -q 'shutting down: stopping 1 run(s) and 3 waiting sandbox(es)' "$T/daemon.log"
+check "SIGTERM: logged" grep -q 'shutting down: stopping 1 run(s) and 4 waiting sandbox(es)' "$T/daemon.log"
 
 # A request that reaches the launcher while it is stopping still gets an
 # answer (503), and the daemon still exits: no thread waits forever.
