@@ -83,7 +83,8 @@
 
 #include "notify.h"
 
-#define HELPER_WAIT_MS 2000 /* a path lookup; no FUSE in a sandbox, NFS could stall */
+#define HELPER_WAIT_MS 2000
+#define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */ /* a path lookup; no FUSE in a sandbox, NFS could stall */
 
 /* "Umask:\t0022" in /proc/PID/status (Linux 4.7). */
 static int read_umask(pid_t pid, unsigned *mask)
@@ -431,6 +432,293 @@ no_ptrace:
 	return -EACCES;
 }
 
+/* ---- writes that could touch a .git: handed to the actor (actor.c) ---- */
+
+/* A NUL-terminated string of the run, read page by page (it may end just
+ * before an unmapped page).  0, -EFAULT, or -ENAMETOOLONG. */
+static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+	while (got < size) {
+		size_t page = 4096 - ((addr + got) & 4095);
+		size_t want = page < size - got ? page : size - got;
+		struct iovec local = {.iov_base = buf + got, .iov_len = want};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + got), .iov_len = want};
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		if (memchr(buf + got, '\0', (size_t)n))
+			return 0;
+		got += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* "NSpid:\t4321\t7" in /proc/PID/status: the last is the pid in the run's
+ * own namespace; the same for NStgid. */
+static long ns_id(pid_t pid, const char *key)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strstr(buf, key);
+	if (!p)
+		return -1;
+	p += strlen(key);
+	long last = -1;
+	while (*p && *p != '\n') {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		last = v;
+		p = end;
+	}
+	return last;
+}
+
+/* /proc/self, /proc/thread-self and /dev/std{in,out,err}, /dev/fd: the
+ * actor is not the caller, so they are spelled with the caller's pid in
+ * the run's namespace. */
+static int rewrite_self(pid_t pid, char *path, size_t size)
+{
+	static const struct {
+		const char *from;
+		const char *to; /* after /proc/TGID */
+	} map[] = {{"/proc/self/", "/"}, {"/proc/self", ""}, {"/dev/stdin", "/fd/0"}, {"/dev/stdout", "/fd/1"},
+	           {"/dev/stderr", "/fd/2"}, {"/dev/fd/", "/fd/"}};
+	char out[PATH_MAX];
+	if (strncmp(path, "/proc/thread-self", 17) == 0 && (path[17] == '/' || path[17] == '\0')) {
+		long tgid = ns_id(pid, "\nNStgid:"), tid = ns_id(pid, "\nNSpid:");
+		if (tgid < 0 || tid < 0)
+			return -ENOENT;
+		if (snprintf(out, sizeof(out), "/proc/%ld/task/%ld%s", tgid, tid, path + 17) >= (int)sizeof(out))
+			return -ENAMETOOLONG;
+		snprintf(path, size, "%s", out);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].from);
+		bool whole = map[i].from[n - 1] != '/';
+		if (strncmp(path, map[i].from, n) != 0 || (whole && path[n] != '\0'))
+			continue;
+		long tgid = ns_id(pid, "\nNStgid:");
+		if (tgid < 0)
+			return -ENOENT;
+		if (snprintf(out, sizeof(out), "/proc/%ld%s%s", tgid, map[i].to, path + n) >= (int)sizeof(out))
+			return -ENAMETOOLONG;
+		snprintf(path, size, "%s", out);
+		return 0;
+	}
+	return 0;
+}
+
+/* The base a path of the run is resolved from: its cwd, or its dirfd. */
+static int base_fd(pid_t pid, int dirfd)
+{
+	if (dirfd == AT_FDCWD) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+		int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -ENOENT : fd;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0) : -1;
+	int saved = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	return fd >= 0 ? fd : -(saved == EPERM ? EACCES : EBADF);
+}
+
+static int send_req(int sock, const struct actor_req *q, const int *fds, unsigned n)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = (void *)q, .iov_len = sizeof(*q)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (n) {
+		m.msg_control = c.buf;
+		m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(h), fds, n * sizeof(int));
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -1;
+}
+
+/* Build the actor's request from the call; 1 when it was sent (the answer
+ * comes later), else -errno for the caller at once. */
+static int hand_to_actor(int listener, const struct seccomp_notif *req, struct notify_run *run)
+{
+	static struct actor_req q; /* two paths: too big for the stack we like */
+	const __u64 *a = req->data.args;
+	pid_t pid = (pid_t)req->pid;
+	int nr = req->data.nr;
+	int dirs[2] = {AT_FDCWD, AT_FDCWD}; /* the bases of q.a and q.b */
+	uint64_t pa = 0, pb = 0;            /* the paths */
+	unsigned npaths = 1;
+
+	memset(&q, 0, sizeof(q));
+	q.id = req->id;
+	switch (nr) {
+	case SYS_open: q.op = ACTOR_OPEN; pa = a[0]; q.flags = (int32_t)a[1]; q.mode = (uint32_t)a[2]; break;
+	case SYS_creat: q.op = ACTOR_OPEN; pa = a[0]; q.flags = O_CREAT | O_WRONLY | O_TRUNC; q.mode = (uint32_t)a[1]; break;
+	case SYS_openat: q.op = ACTOR_OPEN; dirs[0] = (int)a[0]; pa = a[1]; q.flags = (int32_t)a[2]; q.mode = (uint32_t)a[3]; break;
+	case SYS_mkdir: q.op = ACTOR_MKDIR; pa = a[0]; q.mode = (uint32_t)a[1]; break;
+	case SYS_mkdirat: q.op = ACTOR_MKDIR; dirs[0] = (int)a[0]; pa = a[1]; q.mode = (uint32_t)a[2]; break;
+	case SYS_mknod: q.op = ACTOR_MKNOD; pa = a[0]; q.mode = (uint32_t)a[1]; q.len = a[2]; break;
+	case SYS_mknodat: q.op = ACTOR_MKNOD; dirs[0] = (int)a[0]; pa = a[1]; q.mode = (uint32_t)a[2]; q.len = a[3]; break;
+	case SYS_symlink: q.op = ACTOR_SYMLINK; pa = a[0]; pb = a[1]; npaths = 2; break;
+	case SYS_symlinkat: q.op = ACTOR_SYMLINK; pa = a[0]; dirs[1] = (int)a[1]; pb = a[2]; npaths = 2; break;
+	case SYS_link: q.op = ACTOR_LINK; pa = a[0]; pb = a[1]; npaths = 2; break;
+	case SYS_linkat:
+		if ((int)a[4] & AT_EMPTY_PATH)
+			return -ENOENT; /* needs CAP_DAC_READ_SEARCH, which no run has */
+		q.op = ACTOR_LINK; dirs[0] = (int)a[0]; pa = a[1]; dirs[1] = (int)a[2]; pb = a[3];
+		q.flags = (int32_t)a[4] & AT_SYMLINK_FOLLOW; npaths = 2; break;
+	case SYS_rename: q.op = ACTOR_RENAME; pa = a[0]; pb = a[1]; npaths = 2; break;
+	case SYS_renameat: q.op = ACTOR_RENAME; dirs[0] = (int)a[0]; pa = a[1]; dirs[1] = (int)a[2]; pb = a[3]; npaths = 2; break;
+	case SYS_renameat2:
+		q.op = ACTOR_RENAME; dirs[0] = (int)a[0]; pa = a[1]; dirs[1] = (int)a[2]; pb = a[3];
+		q.flags = (int32_t)a[4]; npaths = 2; break;
+	case SYS_unlink: q.op = ACTOR_UNLINK; pa = a[0]; break;
+	case SYS_unlinkat: q.op = ACTOR_UNLINK; dirs[0] = (int)a[0]; pa = a[1]; q.flags = (int32_t)a[2] & AT_REMOVEDIR; break;
+	case SYS_rmdir: q.op = ACTOR_UNLINK; pa = a[0]; q.flags = AT_REMOVEDIR; break;
+	case SYS_truncate: q.op = ACTOR_TRUNCATE; pa = a[0]; q.len = a[1]; break;
+	case SYS_chmod: q.op = ACTOR_CHMOD; pa = a[0]; q.mode = (uint32_t)a[1]; break;
+	case SYS_fchmodat: q.op = ACTOR_CHMOD; dirs[0] = (int)a[0]; pa = a[1]; q.mode = (uint32_t)a[2]; break;
+	case NR_FCHMODAT2:
+		q.op = ACTOR_CHMOD; dirs[0] = (int)a[0]; pa = a[1]; q.mode = (uint32_t)a[2];
+		q.flags = (int32_t)a[3] & AT_SYMLINK_NOFOLLOW; break;
+	case SYS_fchmod: q.op = ACTOR_FCHMOD; dirs[0] = (int)a[0]; npaths = 0; q.mode = (uint32_t)a[1]; break;
+	default: return -EPERM;
+	}
+	q.cloexec = q.op == ACTOR_OPEN && (q.flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	int rc;
+	if (npaths >= 1 && (rc = read_string(pid, pa, q.a, sizeof(q.a))) < 0)
+		return rc;
+	if (npaths == 2 && (rc = read_string(pid, pb, q.b, sizeof(q.b))) < 0)
+		return rc;
+	if (q.op != ACTOR_SYMLINK && (rc = rewrite_self(pid, q.a, sizeof(q.a))) < 0)
+		return rc;
+	if (npaths == 2 && (rc = rewrite_self(pid, q.b, sizeof(q.b))) < 0)
+		return rc;
+	unsigned mask = 022;
+	(void)read_umask(pid, &mask);
+	q.umask = mask;
+
+	/* The bases: only those a relative path (or fchmod) needs. */
+	int fds[2] = {-1, -1};
+	unsigned nfds = 0;
+	bool need0 = q.op == ACTOR_FCHMOD || (q.op != ACTOR_SYMLINK && q.a[0] != '/');
+	bool need1 = npaths == 2 && q.b[0] != '/';
+	if (q.op == ACTOR_FCHMOD) {
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		fds[0] = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, dirs[0], 0) : -1;
+		if (pidfd >= 0)
+			close(pidfd);
+		if (fds[0] < 0)
+			return -EBADF;
+		nfds = 1;
+	} else if (need0 || need1) {
+		fds[0] = need0 ? base_fd(pid, dirs[0]) : base_fd(pid, AT_FDCWD);
+		if (fds[0] < 0)
+			return fds[0];
+		nfds = 1;
+		if (npaths == 2) {
+			fds[1] = need1 ? base_fd(pid, dirs[1]) : base_fd(pid, AT_FDCWD);
+			if (fds[1] < 0) {
+				close(fds[0]);
+				return fds[1];
+			}
+			nfds = 2;
+		}
+	}
+	q.n_fds = nfds;
+	rc = -EACCES;
+	if (!still_pending(listener, req))
+		goto out;
+	if (run->actor.pid == 0 && !run->actor_failed && actor_start(&run->actor, pid, run->spec) < 0) {
+		run->actor_failed = true;
+		snprintf(run->denied, sizeof(run->denied), "a write: the actor could not start (%s)", strerror(errno));
+		run->n_denied++;
+	}
+	if (run->actor.pid > 0 && send_req(run->actor.sock, &q, fds, nfds) == 0)
+		rc = 1;
+out:
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return rc;
+}
+
+int notify_actor_answer(int listener, struct notify_run *run)
+{
+	struct actor_resp r;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+	ssize_t got = recvmsg(run->actor.sock, &m, MSG_CMSG_CLOEXEC);
+	if (got <= 0)
+		return -1;
+	int fd = -1;
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	if (got != (ssize_t)sizeof(r)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	r.what[sizeof(r.what) - 1] = '\0';
+	if (r.denied) {
+		snprintf(run->denied, sizeof(run->denied), "%s", r.what);
+		run->n_denied++;
+	}
+	struct seccomp_notif_resp resp;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = r.id;
+	if (fd >= 0 && r.err == 0) {
+		struct seccomp_notif_addfd add = {.id = r.id, .flags = 0, .srcfd = (uint32_t)fd, .newfd = 0,
+		                                  .newfd_flags = r.cloexec & O_CLOEXEC};
+		int newfd = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+		if (newfd < 0)
+			resp.error = errno == EMFILE ? -EMFILE : -EACCES;
+		else
+			resp.val = newfd;
+	} else {
+		resp.error = r.err ? -r.err : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)
+		return 0; /* the caller died meanwhile: nothing to tell */
+	return 0;
+}
+
+void notify_stop(struct notify_run *run)
+{
+	if (run->actor.pid > 0) {
+		kill(run->actor.pid, SIGKILL);
+		while (waitpid(run->actor.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(run->actor.sock);
+		run->actor.pid = 0;
+	}
+}
+
 int notify_answer(int listener, struct notify_run *run)
 {
 	struct seccomp_notif req;
@@ -447,8 +735,8 @@ int notify_answer(int listener, struct notify_run *run)
 		rc = answer_umask(listener, &req, &resp);
 	else if (req.data.nr == SYS_connect)
 		rc = answer_connect(listener, &req, run);
-	else
-		rc = -EPERM;
+	else if ((rc = hand_to_actor(listener, &req, run)) == 1)
+		return 0; /* answered when the actor is done */
 	if (rc < 0)
 		resp.error = rc;
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)

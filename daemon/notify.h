@@ -11,16 +11,30 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "actor.h"
+#include "sandbox.h"
+
 struct notify_run {
 	uid_t uid;          /* the run's uid: the only listener it may connect to */
 	uint16_t tcp_port;  /* the proxy's port, 0 when the profile has no network */
-	unsigned n_denied;  /* connects refused so far */
-	char denied[200];   /* the last of them, for the log */
+	const struct sandbox_spec *spec; /* for the actor: uid, profile, workspace */
+	struct actor actor; /* started at the run's first write that needs it */
+	bool actor_failed;
+	unsigned n_denied;  /* calls refused so far (connects, .git) */
+	char denied[240];   /* the last of them, for the log */
 };
 
-/* Answer one pending notification on `listener`.  0, or -1 when nothing
- * could be read (the listener is dead: every process of the run is gone). */
+/* Answer one pending notification on `listener`, or hand it to the actor
+ * (its answer comes back on run->actor.sock: notify_actor_answer).  0, or
+ * -1 when nothing could be read (the listener is dead: every process of the
+ * run is gone). */
 int notify_answer(int listener, struct notify_run *run);
+
+/* Pass on one answer of the actor.  -1 when the actor is gone. */
+int notify_actor_answer(int listener, struct notify_run *run);
+
+/* Stop the actor, if one was started. */
+void notify_stop(struct notify_run *run);
 
 /* Does this process have CAP_SYS_PTRACE, which making a run's connect
  * needs (process_vm_readv, pidfd_getfd)?  Without it connects fail closed. */

@@ -107,7 +107,8 @@ static const char *const denied_names[] = {
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
 	"socket, socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW: EACCES)",
 	"connect(made by the supervisor: a unix path only to a listener of the run's own uid, TCP only to the proxy's port)",
-	"chmod, fchmod, fchmodat, fchmodat2(S_ISUID, S_ISGID or S_IWOTH)",
+	"open, openat(for writing), creat, mkdir, mknod, symlink, link, rename, unlink, rmdir, truncate, chmod families(made by the run's actor: no .git created or changed)",
+	"chmod, fchmod, fchmodat, fchmodat2, creat, open, openat, mknod, mknodat(S_ISUID, S_ISGID; chmod also S_IWOTH: refused by the run's actor)",
 	"umask(without S_IWOTH: answered with the unchanged umask)",
 	"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
 	"setxattr, lsetxattr, fsetxattr, setxattrat, removexattr, lremovexattr, fremovexattr, removexattrat(any name: EOPNOTSUPP)",
@@ -238,49 +239,14 @@ static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	/* No setuid or setgid file: a run's files in an idmapped workspace
 	 * belong to the person, so a setuid one left there would give any
 	 * local account the person's uid once run outside.  Every way to set
-	 * the bits: chmod family (mode), open/creat with O_CREAT or O_TMPFILE
-	 * (mode), mknod (mode).  openat2 hides its mode in a struct seccomp
-	 * cannot read, so it is ENOSYS, as under systemd's RestrictSUIDSGID=
-	 * (glibc never calls it on its own; callers fall back to openat). */
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), creat, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), creat, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), mknodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	static const uint64_t creating[] = {O_CREAT, __O_TMPFILE};
-	for (size_t i = 0; i < sizeof(creating) / sizeof(creating[0]); i++) {
-		uint64_t c = creating[i];
-		RULE(ctx, SCMP_ACT_ERRNO(EPERM), open, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, c, c),
-		     SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-		RULE(ctx, SCMP_ACT_ERRNO(EPERM), open, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, c, c),
-		     SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-		RULE(ctx, SCMP_ACT_ERRNO(EPERM), openat, 2, SCMP_A2_64(SCMP_CMP_MASKED_EQ, c, c),
-		     SCMP_A3_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-		RULE(ctx, SCMP_ACT_ERRNO(EPERM), openat, 2, SCMP_A2_64(SCMP_CMP_MASKED_EQ, c, c),
-		     SCMP_A3_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-	}
+	 * the bits - chmod family, open/creat with O_CREAT or O_TMPFILE, mknod
+	 * (the mode, a register) - goes to the run's actor (add_git_rules),
+	 * which refuses them (actor.c): libseccomp cannot hold a mode rule
+	 * beside an unconditional one for the same call.  openat2 hides its
+	 * mode in a struct seccomp cannot read, so it is ENOSYS, as under
+	 * systemd's RestrictSUIDSGID= (glibc never calls it on its own;
+	 * callers fall back to openat). */
 	RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), openat2, 0);
-	/* fchmodat2 (Linux 6.6) is newer than libseccomp 2.5.4's table: by
-	 * number, x86-64 only (the filter kills every other arch anyway). */
-#if defined(__x86_64__)
-	{
-		int rc6 = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID));
-		if (rc6 == 0)
-			rc6 = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID));
-		if (rc6 < 0) {
-			errmsg_set(err, errlen, "seccomp: cannot add the fchmodat2 rule: %s", strerror(-rc6));
-			errno = -rc6;
-			return -1;
-		}
-	}
-#endif
 	return 0;
 }
 
@@ -317,11 +283,51 @@ static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
  * consumes space only at the speed it writes, and glibc's posix_fallocate
  * falls back to writing.
  */
+/*
+ * No .git made or changed anywhere in a workspace (SPEC §15.2, issue 12):
+ * every call that creates, changes or removes a directory entry, and every
+ * open for writing, goes to the supervisor's actor, which checks where it
+ * lands and makes it (actor.c).  Opens for reading only stay native (the
+ * flags are a register: no race); so do calls on descriptors already open
+ * for writing (write, ftruncate), whose open was checked.  Rules with ERRNO
+ * above (setuid modes, o+w) still win: ERRNO outranks NOTIFY.
+ */
+static int add_git_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	static const uint64_t write_flags[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC};
+	for (size_t i = 0; i < sizeof(write_flags) / sizeof(write_flags[0]); i++) {
+		RULE(ctx, SCMP_ACT_NOTIFY, open, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, write_flags[i], write_flags[i]));
+		RULE(ctx, SCMP_ACT_NOTIFY, openat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, write_flags[i], write_flags[i]));
+	}
+	static const char *const entry_calls[] = {
+		"creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+		"rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "truncate",
+		"chmod", "fchmodat", "fchmod"};
+	for (size_t i = 0; i < sizeof(entry_calls) / sizeof(entry_calls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(entry_calls[i]);
+		int rc = nr < 0 ? -EINVAL : seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+		if (rc < 0) {
+			errmsg_set(err, errlen, "seccomp: cannot add the .git rule for '%s': %s", entry_calls[i],
+			           strerror(-rc));
+			errno = -rc;
+			return -1;
+		}
+	}
+#if defined(__x86_64__)
+	/* fchmodat2 (Linux 6.6), by number: newer than libseccomp 2.5.4. */
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, 452, 0);
+	if (rc < 0) {
+		errmsg_set(err, errlen, "seccomp: cannot add the .git rule for fchmodat2: %s", strerror(-rc));
+		errno = -rc;
+		return -1;
+	}
+#endif
+	return 0;
+}
+
 static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 {
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), chmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmod, 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), fchmodat, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
+	/* chmod family with S_IWOTH: refused by the run's actor (actor.c). */
 	RULE(ctx, SCMP_ACT_NOTIFY, umask, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, S_IWOTH, 0));
 	/* Every connect goes to the supervisor, which makes it itself: only
 	 * a listener of the run's own uid is reachable by a unix path
@@ -330,6 +336,8 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	 * raw one is a datagram one, af_unix.c); socketpair(SOCK_DGRAM) would
 	 * be one too once bound.  Stream and seqpacket sockets stay. */
 	RULE(ctx, SCMP_ACT_NOTIFY, connect, 0);
+	if (add_git_rules(ctx, err, errlen) < 0)
+		return -1;
 	static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
 	for (size_t i = 0; i < 2; i++) {
 		RULE(ctx, SCMP_ACT_ERRNO(EACCES), socket, 2, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX),
@@ -347,15 +355,13 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	if (add_names(ctx, xattr_set, sizeof(xattr_set) / sizeof(xattr_set[0]), EOPNOTSUPP, err, errlen) < 0)
 		return -1;
 #if defined(__x86_64__)
-	/* Newer than libseccomp 2.5.4: fchmodat2 (6.6, mode in arg 2),
-	 * setxattrat and removexattrat (6.13), by native number. */
-	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), 452, 1, SCMP_A2_64(SCMP_CMP_MASKED_EQ, S_IWOTH, S_IWOTH));
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), 463, 0);
+	/* Newer than libseccomp 2.5.4: setxattrat and removexattrat (6.13),
+	 * by native number. */
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), 463, 0);
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), 466, 0);
 	if (rc < 0) {
-		errmsg_set(err, errlen, "seccomp: cannot add the fchmodat2/setxattrat/removexattrat rules: %s",
+		errmsg_set(err, errlen, "seccomp: cannot add the setxattrat/removexattrat rules: %s",
 		           strerror(-rc));
 		errno = -rc;
 		return -1;

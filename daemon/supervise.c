@@ -804,8 +804,10 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 
 	memset(&ex, 0, sizeof(ex));
 	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
-	struct notify_run nr = {.uid = uid,
-	                        .tcp_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
+	/* What the actor needs to stand where the run stands (actor.c). */
+	struct sandbox_spec actor_spec = {.uid = uid, .profile = r.p, .workspace = r.workspace,
+	                                  .proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
+	struct notify_run nr = {.uid = uid, .tcp_port = (uint16_t)actor_spec.proxy_port, .spec = &actor_spec};
 	bool have_status = false;
 	struct sandbox_status sst = {0};
 	for (;;) {
@@ -813,14 +815,34 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		int wait_ms = now >= deadline ? 0 : (int)(deadline - now);
 		if (disk.on && wait_ms > DISK_TICK_MS)
 			wait_ms = DISK_TICK_MS;
-		struct pollfd pfd[4] = {{.fd = r.sb.status_r, .events = POLLIN},
+		struct pollfd pfd[5] = {{.fd = r.sb.status_r, .events = POLLIN},
 		                        {.fd = r.chan, .events = POLLRDHUP},
 		                        {.fd = sfd, .events = POLLIN},
-		                        {.fd = r.sb.notify, .events = POLLIN}};
-		int n = poll(pfd, 4, wait_ms);
+		                        {.fd = r.sb.notify, .events = POLLIN},
+		                        {.fd = nr.actor.pid > 0 ? nr.actor.sock : -1, .events = POLLIN}};
+		int n = poll(pfd, 5, wait_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n > 0 && pfd[4].revents) {
+			/* The actor's answer to a write of the run (notify.c). */
+			unsigned denied = nr.n_denied;
+			if (!(pfd[4].revents & POLLIN) || r.sb.notify < 0 || notify_actor_answer(r.sb.notify, &nr) < 0) {
+				/* Calls it held would wait forever: fail closed. */
+				notify_stop(&nr);
+				snprintf(ex.message, sizeof(ex.message),
+				         "The run's file actor ended unexpectedly; the run was stopped.");
+				ex.error = PRIVSEP_ERR_SETUP;
+				log_warn("run %s: %s", req.run_id, ex.message);
+				kill_run(&r.sb);
+				break;
+			}
+			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
+				log_info("run %s: refused %s", req.run_id, nr.denied);
+			if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents && !pfd[3].revents)
+				continue;
+		}
 		if (n > 0 && pfd[3].revents && !pfd[0].revents && !pfd[1].revents && !pfd[2].revents) {
+			/* (the actor's fd is handled above) */
 			/* A umask() or connect() of the run (notify.c); a dead
 			 * listener (POLLHUP: no process of the run is left) is
 			 * dropped. */
@@ -861,6 +883,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 			break;
 		}
 	}
+	notify_stop(&nr);
 	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		ex.error = PRIVSEP_ERR_SETUP;
 		sandbox_failure(ex.message, sizeof(ex.message), &sst);

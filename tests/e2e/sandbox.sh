@@ -251,6 +251,54 @@ fi
 verdict "/proc/1/cmdline shows nothing of the daemon" 'printf "[%s]" "$(tr -d "\0" </proc/1/cmdline)"; grep -c sharness /proc/1/cmdline' '^\[\]0$'
 verdict "/proc/cmdline is empty and read-only" 'printf "[%s]" "$(cat /proc/cmdline)"; echo x >/proc/cmdline 2>&1' '^\[\].*(Read-only file system|Permission denied)'
 
+# --- no .git made or changed anywhere in the workspace (issue 12) ---------------
+# On 0.1 only the top-level .git was protected: a run could plant a nested
+# repository whose config runs core.fsmonitor at the person's next `git
+# status` there (their IDE's and prompt's too), or change an existing one.
+# Every write that could touch a .git is made by the run's actor (actor.c).
+mkdir -p "$WS/vendor/dep" "$WS/sub"
+git init -q "$WS/vendor/dep"   # the person's own nested clone
+test -e "$WS/vendor/dep/.git/hooks/pre-commit.sample" || printf '#!/bin/sh\n' >"$WS/vendor/dep/.git/hooks/pre-commit.sample"
+chown -R 12345:12345 "$WS/vendor" "$WS/sub"
+dep_sum=$(cd "$WS/vendor/dep" && find .git -type f -exec sha256sum {} + | sort)
+git_denied='(Operation not permitted|Read-only file system)'
+verdict ".git: git init of a nested repository is refused" 'git init -q vendor/lib 2>&1; ls -a vendor/lib 2>&1' "$git_denied" probew
+verdict ".git: mkdir of a nested .git is refused" 'mkdir -p sub/.git 2>&1' "$git_denied" probew
+verdict ".git: a gitfile is refused" 'echo "gitdir: ../evil" > sub/.git' "$git_denied" probew
+verdict ".git: a .git symlink is refused" 'ln -s ../evil sub/.git 2>&1' "$git_denied" probew
+verdict ".git: a hard link named .git is refused" 'echo x > plain; ln plain sub/.git 2>&1; rm -f plain' "$git_denied" probew
+verdict ".git: renaming a prepared directory to .git is refused" \
+	'mkdir -p evil/hooks && printf "[core]\n\tfsmonitor = touch PWNED\n" > evil/config && mv evil sub/.git 2>&1; rm -rf evil' \
+	"$git_denied" probew
+verdict ".git: case and 8.3 variants are refused" \
+	'for n in .GIT .Git .git. ".git " git~1 GIT~1; do mkdir "sub/$n" 2>&1 || true; done' \
+	"^(mkdir: cannot create directory [^:]*: $git_denied
+?){6}$" probew
+verdict ".git: a nested repository's config cannot be changed" \
+	'printf "\tfsmonitor = touch PWNED\n" >> vendor/dep/.git/config' "$git_denied" probew
+verdict ".git: nor through git itself" 'git -C vendor/dep config core.fsmonitor "touch PWNED" 2>&1' \
+	'(could not lock|Operation not permitted|Read-only file system)' probew
+verdict ".git: the person's nested repository still reads" 'git -C vendor/dep rev-parse --git-dir' '^\.git$' probew
+verdict ".git: nor through a symlink to it" \
+	'ln -s vendor/dep/.git/config c && printf "x\n" >> c; rm -f c' "$git_denied" probew
+verdict ".git: nor by a hard link out of it" 'ln vendor/dep/.git/config h 2>&1' "$git_denied" probew
+verdict ".git: no hook made executable, renamed or planted" \
+	'chmod +x vendor/dep/.git/hooks/pre-commit.sample 2>&1; mv vendor/dep/.git/hooks/pre-commit.sample vendor/dep/.git/hooks/pre-commit 2>&1; echo x > vendor/dep/.git/hooks/post-checkout' \
+	"$git_denied.*$git_denied.*$git_denied" probew
+verdict ".git: a nested .git cannot be moved away, removed or truncated" \
+	'mv vendor/dep/.git vendor/dep/git-old 2>&1; rm -rf vendor/dep/.git 2>&1; truncate -s 0 vendor/dep/.git/config 2>&1' \
+	"$git_denied.*$git_denied.*$git_denied" probew
+check_eq ".git: the nested repository is unchanged on the host" \
+	"$(cd "$WS/vendor/dep" && find .git -type f -exec sha256sum {} + | sort)" "$dep_sum"
+check_eq ".git: no .git (any spelling) was planted on the host" \
+	"$(cd "$WS" && find . -path ./.git -prune -o -path ./vendor/dep/.git -prune -o \( -iname '.git*' -o -iname 'git~1' \) -print | sort)" ""
+verdict ".git: ordinary writes, renames and git in /tmp still work" \
+	'mkdir -p w/x && echo a > w/x/f && mv w/x w/y && ln w/y/f w/g && chmod 600 w/g && rm -r w && echo files-ok;
+	 cd /tmp && git init -q r && git -C r -c user.name=t -c user.email=t@t commit -q --allow-empty -m m && git -C r log --oneline | wc -l' \
+	'^files-ok
+1$' probew
+rm -rf "$WS/vendor" "$WS/sub"
+
 # --- unix sockets: only a run's own (issue 12) ---------------------------------
 # A person's dev server listening on a socket of mode 0700 in the workspace:
 # the idmapped mount makes a run look like its owner, so on 0.1 a connect

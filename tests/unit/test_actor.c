@@ -1,0 +1,61 @@
+/*
+ * test_actor.c - the names and paths the run's actor refuses (actor.c): what
+ * git would take for a repository, and where it guards.  The actor itself,
+ * in a real sandbox, is tested end to end (tests/e2e/sandbox.sh ".git: ...").
+ */
+#include "actor.h"
+#include "harness.h"
+
+#include <string.h>
+
+static bool name(const char *n)
+{
+	return actor_name_is_git(n, strlen(n));
+}
+
+TEST(git_names)
+{
+	CHECK(name(".git"));
+	CHECK(name(".GIT"));
+	CHECK(name(".Git"));
+	CHECK(name(".git."));
+	CHECK(name(".git "));
+	CHECK(name(".git. ."));
+	CHECK(name("git~1"));
+	CHECK(name("GIT~1"));
+	CHECK(!name(".gitignore"));
+	CHECK(!name(".gitmodules"));
+	CHECK(!name(".github"));
+	CHECK(!name("git"));
+	CHECK(!name(".gi"));
+	CHECK(!name("x.git"));
+	CHECK(!name("git~2"));
+	CHECK(!name(""));
+}
+
+TEST(guarded_paths)
+{
+	const char *const trees[] = {"/home/p/ws", "/srv/out/"};
+	CHECK(actor_path_in_git("/home/p/ws/vendor/x/.git", trees, 2));
+	CHECK(actor_path_in_git("/home/p/ws/vendor/x/.git/config", trees, 2));
+	CHECK(actor_path_in_git("/home/p/ws/.GIT/hooks/pre-commit", trees, 2));
+	CHECK(actor_path_in_git("/srv/out/a/git~1/x", trees, 2));
+	CHECK(!actor_path_in_git("/home/p/ws/vendor/x/.gitignore", trees, 2));
+	CHECK(!actor_path_in_git("/home/p/ws/src/main.c", trees, 2));
+	/* Outside the guarded trees (the run's /tmp): throw-away repositories. */
+	CHECK(!actor_path_in_git("/tmp/r/.git/config", trees, 2));
+	/* A .git above the workspace is not the run's to judge (the person's
+	 * workspace may itself sit in a repository's .git/modules). */
+	const char *const inside[] = {"/home/p/repo/.git/modules/ws"};
+	CHECK(!actor_path_in_git("/home/p/repo/.git/modules/ws/src/a.c", inside, 1));
+	CHECK(actor_path_in_git("/home/p/repo/.git/modules/ws/sub/.git/x", inside, 1));
+	/* A tree that is only a prefix of the name is not the tree. */
+	CHECK(!actor_path_in_git("/home/p/wsx/.git/config", trees, 2));
+}
+
+int main(void)
+{
+	RUN(git_names);
+	RUN(guarded_paths);
+	return harness_done();
+}
