@@ -458,7 +458,11 @@ static void prepare(struct run *r)
 		snprintf(sb->error, sizeof(sb->error), "%s", why);
 		return;
 	}
+	/* The command's pipes belong to its uid: `> /dev/stderr` reopens one
+	 * through /proc/self/fd, which checks the pipe's owner and mode (0600). */
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
+	    fchown(out[1], r->uid, r->uid) < 0 || fchown(err[1], r->uid, r->uid) < 0 ||
+	    fchown(in[0], r->uid, r->uid) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
 	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
 		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be prepared: %s.", strerror(errno));

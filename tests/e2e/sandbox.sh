@@ -298,6 +298,9 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 	'^files-ok
 1$' probew
 rm -rf "$WS/vendor" "$WS/sub"
+verdict "> /dev/stdout and > /dev/stderr reach the reply (the pipes are the run's)" \
+	'echo to-out > /dev/stdout; echo to-err > /dev/stderr; echo via-fd > /proc/self/fd/1' '^to-out
+via-fdto-err$' probew
 
 # --- unix sockets: only a run's own (issue 12) ---------------------------------
 # A person's dev server listening on a socket of mode 0700 in the workspace:
