@@ -1,10 +1,14 @@
 # bench/bench.mk - benchmarks, included by the top Makefile.
 #   make bench          every benchmark
 #   make bench-filter   the secret filter vs secretlint 12.0.0 (SPEC §13)
+#   make bench-build    this repository's build inside the test profile vs outside
 
-.PHONY: bench bench-filter
+.PHONY: bench bench-filter bench-build
 
-bench: bench-filter
+bench: bench-filter bench-build
+
+bench-build: all
+	@bench/realbuild/run.sh
 
 # The filter as a command, without the rest of the daemon, so the benchmark
 # also runs before build/sharnessd links.

@@ -237,6 +237,14 @@ static int cmd_run(struct args *a)
 	/* A closed stdout (`| head`) must not change the command's exit code. */
 	write_all(1, so, olen);
 	write_all(2, se, elen);
+	/* What a lock refused, named, after the command's own stderr. */
+	char dl[1024];
+	for (size_t i = 0; run_denial_line(reply, i, dl, sizeof dl) == 0; i++) {
+		if (elen && se[elen - 1] != '\n' && i == 0)
+			write_all(2, "\n", 1);
+		write_all(2, dl, strlen(dl));
+		write_all(2, "\n", 1);
+	}
 	err[0] = '\0';
 	code = run_exit_code(reply, err, sizeof err);
 	if (err[0])

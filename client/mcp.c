@@ -116,6 +116,9 @@ static json_t *format_result(json_t *reply)
 		buf_printf(&t, "\n[%lld secret(s) filtered]", (long long)json_integer_value(json_object_get(reply, "filtered")));
 	if (json_is_true(json_object_get(reply, "truncated")))
 		buf_puts(&t, "\n[output truncated: head and tail kept]");
+	char dl[1024];
+	for (size_t i = 0; run_denial_line(reply, i, dl, sizeof dl) == 0; i++)
+		buf_printf(&t, "\n[%s]", dl);
 	/* The text is built from the reply's valid-UTF-8 strings; json_stringn
 	 * cannot fail on it unless memory runs out. */
 	json_t *txt = t.data ? json_stringn(t.data, t.len) : json_string("");

@@ -278,3 +278,22 @@ const char *run_stream(json_t *reply, const char *name, size_t *len)
 	*len = json_string_length(s);
 	return json_string_value(s);
 }
+
+int run_denial_line(json_t *reply, size_t i, char *line, size_t len)
+{
+	json_t *d = json_array_get(json_object_get(reply, "denials"), i);
+	if (!json_is_object(d))
+		return -1;
+	const char *lock = json_string_value(json_object_get(d, "lock"));
+	const char *detail = json_string_value(json_object_get(d, "detail"));
+	const char *hint = json_string_value(json_object_get(d, "hint"));
+	snprintf(line, len, "sharness: %s%s: %s; %s", lock ? lock : "?",
+	         json_is_true(json_object_get(d, "inferred")) ? " (inferred from the output)" : "", detail ? detail : "",
+	         hint ? hint : "");
+	/* One line: the daemon's strings are escaped JSON, but a newline or a
+	 * control character must not reach the terminal either. */
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+	return 0;
+}

@@ -38,4 +38,8 @@ int run_exit_code(json_t *reply, char *err, size_t errlen);
 /* The reply's stdout or stderr field (may contain NUL); "" when absent. */
 const char *run_stream(json_t *reply, const char *name, size_t *len);
 
+/* The reply's denial `i` as one `sharness: LOCK: DETAIL; HINT` line, control
+ * characters blanked; -1 past the last. */
+int run_denial_line(json_t *reply, size_t i, char *line, size_t len);
+
 #endif

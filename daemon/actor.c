@@ -83,10 +83,12 @@ static const char *guarded[1 + PROFILE_LIST_MAX]; /* the workspace and write pat
 static size_t n_guarded;
 static bool refused;       /* the last request was refused by a check here ... */
 static const char *refused_why; /* ... for this reason */
+static int refused_kind;        /* 1 a .git, 2 a mode */
 
 static int refuse(int err)
 {
 	refused = true;
+	refused_kind = 1;
 	refused_why = "it would create or change a .git";
 	return -err;
 }
@@ -98,6 +100,7 @@ static int refuse_mode(mode_t mode, bool chmod_call)
 	if (!(mode & (S_ISUID | S_ISGID)) && !(chmod_call && (mode & S_IWOTH)))
 		return 0;
 	refused = true;
+	refused_kind = 2;
 	refused_why = chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode";
 	return -EPERM;
 }
@@ -495,7 +498,7 @@ static noreturn void actor_main(int sock)
 			refused = false;
 			r.err = -do_request(&q, q.n_fds > 0 ? fds[0] : -1, q.n_fds > 1 ? fds[1] : -1, &out);
 		}
-		r.denied = refused && r.err != 0;
+		r.denied = refused && r.err != 0 ? refused_kind : 0;
 		if (r.denied)
 			snprintf(r.what, sizeof(r.what), "%s %.120s: %s", op_name(q.op),
 			         q.op == ACTOR_SYMLINK || q.op == ACTOR_LINK || q.op == ACTOR_RENAME ? q.b : q.a,

@@ -48,7 +48,7 @@ struct actor_req {
 struct actor_resp {
 	uint64_t id;
 	int32_t err;      /* 0 or an errno */
-	int32_t denied;   /* 1: refused because of a .git (not an ordinary error) */
+	int32_t denied;   /* refused by a check here: 1 a .git, 2 a mode (not an ordinary error) */
 	uint32_t cloexec;
 	char what[200];   /* for the log: the call and its path */
 };

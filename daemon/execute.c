@@ -310,6 +310,17 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 		request_error_set(e, 500, "internal", "The front is out of memory.");
 		goto out;
 	}
+	char proxy_denied[PROXY_DENIALS_MAX][200];
+	size_t n_proxy = proxy_denials(px, proxy_denied, PROXY_DENIALS_MAX);
+	struct denial_facts facts = {
+	    .profile = r->profile, .timeout_s = r->timeout_s, .timed_out = res->timed_out,
+	    .truncated = res->truncated, .disk_limited = res->disk_limited, .disk_message = res->message,
+	    .exit_code = res->signal ? -1 : res->exit_code,
+	    .have_oom = (res->usage.have & PRIVSEP_USAGE_OOM) != 0, .oom_killed = res->usage.oom_killed != 0,
+	    .have_pids_limited = (res->usage.have & PRIVSEP_USAGE_PIDS_LIMITED) != 0,
+	    .pids_limited = res->usage.pids_limited != 0, .ex = &in.ex, .proxy = proxy_denied,
+	    .n_proxy = n_proxy, .stderr_text = res->err, .stdout_text = res->out};
+	denials_collect(&res->denials, &facts);
 	rc = 0;
 out:
 	for (int i = 0; i < 4; i++)

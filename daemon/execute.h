@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "denials.h"
 #include "privsep.h"
 #include "request.h"
 
@@ -34,6 +35,7 @@ struct run_result {
 	                         * supervisor has torn the run down; the caller closes it */
 	uid_t uid;
 	char *out, *err;        /* valid UTF-8, NUL-terminated */
+	struct run_denials denials; /* what the locks refused (denials.c) */
 };
 
 /* What a run needs from the front (borrowed). */

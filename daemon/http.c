@@ -331,6 +331,34 @@ static int queue_for_slot(struct front *f, int client_fd, const char *run_id, bo
 	return -1;
 }
 
+/* "denials" (SPEC §15.3): every lock that refused something, with a hint;
+ * an empty list when nothing was. */
+static void add_denials(cJSON *o, const struct run_denials *d)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, "denials");
+	for (size_t i = 0; a && i < d->n; i++) {
+		cJSON *x = cJSON_CreateObject();
+		if (!x)
+			break;
+		cJSON_AddStringToObject(x, "lock", d->v[i].lock);
+		cJSON_AddStringToObject(x, "detail", d->v[i].detail);
+		cJSON_AddStringToObject(x, "hint", d->v[i].hint);
+		if (d->v[i].inferred)
+			cJSON_AddBoolToObject(x, "inferred", true);
+		cJSON_AddItemToArray(a, x);
+	}
+}
+
+/* The audit line names the locks only (details may hold paths). */
+static void add_denied_locks(cJSON *o, const struct run_denials *d)
+{
+	if (d->n == 0)
+		return;
+	cJSON *a = cJSON_AddArrayToObject(o, "denials");
+	for (size_t i = 0; a && i < d->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(d->v[i].lock));
+}
+
 /* "usage" (SPEC §15.3): what the kernel could not give is null. */
 static void add_usage(cJSON *o, const struct privsep_usage *u)
 {
@@ -459,6 +487,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		cJSON_AddBoolToObject(o, "invalid_utf8_replaced", true);
 	cJSON_AddNumberToObject(o, "ms", (double)res.ms);
 	add_usage(o, &res.usage);
+	add_denials(o, &res.denials);
 	cJSON_AddStringToObject(o, "profile", r.profile->name);
 	cJSON_AddStringToObject(o, "policy_hash", r.profile->policy_hash);
 	cJSON_AddStringToObject(o, "run_id", run_id);
@@ -481,6 +510,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		cJSON_AddBoolToObject(line, "disk_limited", true);
 	cJSON_AddNumberToObject(line, "ms", (double)res.ms);
 	add_usage(line, &res.usage);
+	add_denied_locks(line, &res.denials);
 	cJSON_AddNumberToObject(line, "filtered", (double)res.filtered);
 	cJSON_AddBoolToObject(line, "truncated", res.truncated);
 	if (res.cleanup_failed)

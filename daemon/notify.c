@@ -58,6 +58,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdnoreturn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,28 @@ static int still_pending(int listener, const struct seccomp_notif *req)
 {
 	uint64_t id = req->id;
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* A refusal: for the log (the last) and the reply (the first distinct). */
+__attribute__((format(printf, 3, 4)))
+static void note(struct notify_run *run, uint32_t kind, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(run->denied, sizeof(run->denied), fmt, ap);
+	va_end(ap);
+	run->n_denied++;
+	for (unsigned i = 0; i < run->n_first; i++)
+		if (run->first[i].kind == kind && strncmp(run->first[i].detail, run->denied, sizeof(run->first[i].detail) - 1) == 0)
+			return;
+	if (run->n_first < PRIVSEP_DENIALS_MAX) {
+		run->first[run->n_first].kind = kind;
+		char *d = run->first[run->n_first].detail;
+		size_t n = strnlen(run->denied, sizeof(run->first[0].detail) - 1);
+		memcpy(d, run->denied, n); /* cut to fit: the log line has all of it */
+		d[n] = '\0';
+		run->n_first++;
+	}
 }
 
 static int answer_umask(int listener, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
@@ -369,13 +392,11 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		    (run->tcp_port == 0 || port_of(&addr) != run->tcp_port)) {
 			rc = -EACCES;
 			if (run->tcp_port)
-				snprintf(run->denied, sizeof(run->denied),
-				         "a TCP connect to port %u: only the proxy's port %u is open", port_of(&addr),
-				         run->tcp_port);
+				note(run, PRIVSEP_DENIAL_TCP, "a TCP connect to port %u: only the proxy's port %u is open",
+				     port_of(&addr), run->tcp_port);
 			else
-				snprintf(run->denied, sizeof(run->denied),
-				         "a TCP connect to port %u: this profile has no network", port_of(&addr));
-			run->n_denied++;
+				note(run, PRIVSEP_DENIAL_TCP, "a TCP connect to port %u: this profile has no network",
+				     port_of(&addr));
 			goto out;
 		}
 		/* Our copy of the run's own socket, in the run's namespace. */
@@ -403,10 +424,8 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 			size_t n = (size_t)ulen - path_off;
 			if (n >= sizeof(run->denied) - 40)
 				n = sizeof(run->denied) - 40;
-			snprintf(run->denied, sizeof(run->denied),
-			         "a connect to the unix socket %.*s: its listener is not this run's", (int)n,
-			         tmp.sun_path);
-			run->n_denied++;
+			note(run, PRIVSEP_DENIAL_UNIX, "a connect to the unix socket %.*s: its listener is not this run's",
+			     (int)n, tmp.sun_path);
 		}
 		goto out;
 	}
@@ -425,10 +444,8 @@ out:
 
 no_ptrace:
 	/* Fail closed, and say why: the unit's CapabilityBoundingSet. */
-	snprintf(run->denied, sizeof(run->denied),
-	         "a connect: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
-	         strerror(EPERM));
-	run->n_denied++;
+	note(run, PRIVSEP_DENIAL_DAEMON, "a connect: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
+	     strerror(EPERM));
 	return -EACCES;
 }
 
@@ -650,8 +667,7 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 		goto out;
 	if (run->actor.pid == 0 && !run->actor_failed && actor_start(&run->actor, pid, run->spec) < 0) {
 		run->actor_failed = true;
-		snprintf(run->denied, sizeof(run->denied), "a write: the actor could not start (%s)", strerror(errno));
-		run->n_denied++;
+		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the actor could not start (%s)", strerror(errno));
 	}
 	if (run->actor.pid > 0 && send_req(run->actor.sock, &q, fds, nfds) == 0)
 		rc = 1;
@@ -683,10 +699,8 @@ int notify_actor_answer(int listener, struct notify_run *run)
 		return 0;
 	}
 	r.what[sizeof(r.what) - 1] = '\0';
-	if (r.denied) {
-		snprintf(run->denied, sizeof(run->denied), "%s", r.what);
-		run->n_denied++;
-	}
+	if (r.denied)
+		note(run, r.denied == 2 ? PRIVSEP_DENIAL_MODE : PRIVSEP_DENIAL_GIT, "%s", r.what);
 	struct seccomp_notif_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = r.id;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "actor.h"
+#include "privsep.h"
 #include "sandbox.h"
 
 struct notify_run {
@@ -20,8 +21,10 @@ struct notify_run {
 	const struct sandbox_spec *spec; /* for the actor: uid, profile, workspace */
 	struct actor actor; /* started at the run's first write that needs it */
 	bool actor_failed;
-	unsigned n_denied;  /* calls refused so far (connects, .git) */
+	unsigned n_denied;  /* calls refused so far (connects, .git, modes) */
 	char denied[240];   /* the last of them, for the log */
+	struct privsep_denial first[PRIVSEP_DENIALS_MAX]; /* for the reply */
+	unsigned n_first;
 };
 
 /* Answer one pending notification on `listener`, or hand it to the actor

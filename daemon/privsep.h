@@ -99,6 +99,22 @@ struct privsep_usage {
 	uint64_t peak_pids;
 };
 
+/* What a lock of the supervisor refused during a run (notify.c, actor.c),
+ * for the reply's `denials`.  The first PRIVSEP_DENIALS_MAX distinct ones
+ * are kept; n_denied counts them all. */
+enum privsep_denial_kind {
+	PRIVSEP_DENIAL_UNIX = 1, /* a connect to a unix socket not the run's */
+	PRIVSEP_DENIAL_TCP,      /* a TCP connect outside the proxy's port */
+	PRIVSEP_DENIAL_GIT,      /* a write that would create or change a .git */
+	PRIVSEP_DENIAL_MODE,     /* a setuid, setgid or world-writable mode */
+	PRIVSEP_DENIAL_DAEMON,   /* the daemon could not make the call (CAP_SYS_PTRACE, the actor) */
+};
+#define PRIVSEP_DENIALS_MAX 4
+struct privsep_denial {
+	uint32_t kind;           /* enum privsep_denial_kind */
+	char detail[196];        /* the call and its path or port */
+};
+
 /* launcher -> front, run channel, last message of a run. */
 struct privsep_exit {
 	struct privsep_header h;
@@ -111,6 +127,8 @@ struct privsep_exit {
 	uint64_t ms;
 	struct privsep_usage usage; /* read from the run's cgroup before its removal */
 	char message[256]; /* one sentence when error != 0 or disk_limited */
+	uint32_t n_denied;  /* refusals of the supervisor's locks, all of them */
+	struct privsep_denial denied[PRIVSEP_DENIALS_MAX]; /* the first distinct ones */
 };
 
 void privsep_header_init(struct privsep_header *h, enum privsep_type type);

@@ -64,6 +64,8 @@ struct proxy {
 	int wake[2];     /* [0] becomes readable when proxy_free() starts */
 	bool closing;
 	struct slot *slots;
+	char denied[PROXY_DENIALS_MAX][200]; /* the first distinct refusals (403), for the reply */
+	size_t n_denied;
 };
 
 /* One connection's state, owned by its thread. */
@@ -227,6 +229,32 @@ static int format_reply(char *buf, size_t len, int status, const char *reason)
 	                status, status_text(status), b, status == 403 ? "denied" : "error", b, body);
 }
 
+static void note_denial(struct proxy *px, const char *reason)
+{
+	pthread_mutex_lock(&px->mu);
+	bool seen = false;
+	for (size_t i = 0; i < px->n_denied; i++)
+		seen = seen || strncmp(px->denied[i], reason, sizeof(px->denied[i]) - 1) == 0;
+	if (!seen && px->n_denied < PROXY_DENIALS_MAX) {
+		size_t n = strnlen(reason, sizeof(px->denied[0]) - 1);
+		memcpy(px->denied[px->n_denied], reason, n);
+		px->denied[px->n_denied][n] = '\0';
+		px->n_denied++;
+	}
+	pthread_mutex_unlock(&px->mu);
+}
+
+size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max)
+{
+	if (!px)
+		return 0;
+	pthread_mutex_lock(&px->mu);
+	size_t n = px->n_denied < max ? px->n_denied : max;
+	memcpy(out, px->denied, n * sizeof(px->denied[0]));
+	pthread_mutex_unlock(&px->mu);
+	return n;
+}
+
 /*
  * Answer an error, log it, and close gracefully: shut our side, then
  * discard what the client still sends for a moment, because closing with
@@ -243,6 +271,8 @@ static void refuse(struct conn *c, int status, const char *decision, const char 
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	audit_decision(c, decision, status, reason);
+	if (status == 403) /* the policy's refusals, not a client's malformed request */
+		note_denial(c->px, reason);
 	int n = format_reply(reply, sizeof(reply), status, reason);
 	long long deadline = now_ms() + REPLY_MS;
 	if (n > 0 && send_all(c->px, c->cfd, reply, (size_t)n < sizeof(reply) ? (size_t)n : sizeof(reply) - 1,

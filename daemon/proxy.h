@@ -79,6 +79,11 @@ struct proxy *proxy_new(const struct profile *p, const struct proxy_limits *lim,
  */
 int proxy_serve_fd(struct proxy *px, int client_fd);
 
+/* The first distinct refusals of the policy (403s: hosts off the allowlist,
+ * addresses it may not dial), at most `max`, for the reply's `denials`. */
+#define PROXY_DENIALS_MAX 4
+size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max);
+
 /* Connections being served now (for tests and /v0 status). */
 unsigned proxy_active(struct proxy *px);
 

@@ -915,6 +915,8 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	read_usage(&r.sb, &ex.usage);
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&r.t0);
+	ex.n_denied = nr.n_denied;
+	memcpy(ex.denied, nr.first, sizeof(ex.denied));
 	privsep_send_nowait(r.chan, &ex, sizeof(ex), NULL, 0);
 	if (reported && stop_run(&r.sb) < 0)
 		ex.cleanup_failed = 1;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `denials` in every reply (issue 14): each lock that refused something
+# during a run is named, with a hint that says what would work; what only
+# the command's stderr tells is marked "inferred".  The client prints one
+# `sharness: ...` line per denial; the audit line names the locks.
+. "$(dirname "$0")/lib.sh"
+jq '.name = "small" | .description = "tiny limits" | .output_max_bytes = 1024 | .pids_max = 16 | .memory_max_mb = 64 |
+	.timeout_s = {"default": 10, "max": 20}' "$ROOT/profiles/analyse.json" >"$T/small.json"
+E2E_PROFILES="$T/small.json"
+e2e_start
+locks() { jf '[.denials[] | .lock + (if .inferred then "?" else "" end)] | join(",")'; }
+denial() { # DESC CMD PROFILE EXPECTED-LOCKS [EXTRA-JSON]
+	run_cmd "$2" "$3" "${5:-{\}}"
+	check_eq "$1" "$STATUS $(locks)" "200 $4"
+}
+
+denial "nothing refused: an empty list" 'echo hi' analyse ""
+check_eq "denials is a list in every reply" "$(jf '.denials | type')" array
+denial "timeout" 'sleep 5' small timeout '{"timeout_s": 1}'
+check_match "timeout: the hint says how to get more" "$(jf '.denials[0].hint')" 'timeout_s'
+denial "output cap" 'head -c 5000 /dev/zero | tr "\0" a' small output
+denial "pids limit" 'for i in $(seq 40); do sleep 1 & done 2>/dev/null; wait' small pids
+if [ "$(jf '.usage.oom_killed')" != null ]; then
+	denial "memory limit (OOM kill)" 'python3 -c "b = bytearray(200 << 20); print(len(b))"' small memory
+	check_match "memory: the detail names memory_max" "$(jf '.denials[0].detail')" 'memory_max \(64 MiB\)'
+fi
+denial "a .git (authoritative, from the actor)" 'mkdir -p sub && mkdir sub/.git 2>/dev/null; rm -rf sub' build git
+check_match "git: the detail names the call and path" "$(jf '.denials[0].detail')" 'refused mkdir sub/\.git'
+denial "a TCP connect without network (authoritative)" \
+	'python3 -c "import socket; socket.socket().connect((\"127.0.0.1\", 22))" 2>/dev/null' analyse network
+check_match "network: the hint points to build" "$(jf '.denials[0].hint')" 'build profile'
+python3 -c "import socket,time,os; s=socket.socket(socket.AF_UNIX); s.bind('$WS/host.sock'); s.listen(1); time.sleep(20)" &
+sock_pid=$!
+for _ in $(seq 1 50); do [ -S "$WS/host.sock" ] && break; sleep 0.1; done
+denial "a unix socket not the run's (authoritative)" \
+	'python3 -c "import socket; socket.socket(socket.AF_UNIX).connect(\"host.sock\")" 2>/dev/null' analyse unix-socket
+kill "$sock_pid" 2>/dev/null; wait "$sock_pid" 2>/dev/null; rm -f "$WS/host.sock"
+denial "the proxy's refusal (authoritative)" 'curl -s -o /dev/null https://evil.example/' build proxy
+check_match "proxy: the detail is the proxy's sentence" "$(jf '.denials[0].detail')" "evil.example.*not on the allowlist"
+denial "a read-only workspace (inferred)" 'touch x 2>&1' analyse 'read-only?'
+check_match "read-only: the hint names a writable profile" "$(jf '.denials[0].hint')" 'build or test'
+denial "noexec (inferred from exit 126)" 'printf "#!/bin/sh\necho ran\n" > x.sh; chmod +x x.sh; ./x.sh; s=$?; rm -f x.sh; exit $s' build 'noexec?'
+check_match "noexec: the hint names the test profile and interpreters" "$(jf '.denials[0].hint')" 'test profile.*bash x\.sh'
+denial "no DNS without network (inferred)" 'curl -sS https://example.com/ 2>&1' analyse 'network?'
+
+# The client: one line per denial on stderr, after the command's own.
+export SHARNESS_URL="https://127.0.0.1:$PORT" SHARNESS_CA="$T/certs/ca.pem" SHARNESS_CERT="$T/certs/app.pem" SHARNESS_KEY="$T/certs/app.key"
+client_run run --profile build --cwd "$WS" -- 'mkdir -p sub; mkdir sub/.git'
+rm -rf "$WS/sub"
+check_match "client: a 'sharness: git: ...' line on stderr" "$ERR" $'Operation not permitted\nsharness: git: refused mkdir sub/\\.git: it would create or change a \\.git; runs may read repositories'
+check_eq "client: the command's exit code stands" "$RC" 1
+client_run run --profile analyse --cwd "$WS" -- 'touch x'
+check_match "client: an inferred one says so" "$ERR" 'sharness: read-only \(inferred from the output\): '
+check_match "audit: the run's line names the locks" "$(tail -n 20 "$T/audit.log" | grep '"denials"' | tail -1)" '"denials":\["read-only"\]'
+e2e_stop
+[ "$E2E_FAILED" = 0 ]
