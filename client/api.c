@@ -22,7 +22,14 @@ int api_call(const struct conf *c, const char *method, const char *path, json_t 
 int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
 		json_t **out, int *status, long *retry_after, char *err, size_t errlen)
 {
-	struct http_reply r;
+	return api_call_stream(c, method, path, body, headers, NULL, NULL, out, status, retry_after, err, errlen);
+}
+
+int api_call_stream(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
+		    void (*on_data)(void *, const char *, size_t), void *arg, json_t **out, int *status,
+		    long *retry_after, char *err, size_t errlen)
+{
+	struct http_reply r = {.on_data = on_data, .on_data_arg = arg};
 	char *text = NULL;
 	int rc = -1;
 	*out = NULL;
@@ -42,6 +49,10 @@ int api_call_ra(const struct conf *c, const char *method, const char *path, json
 	*retry_after = r.retry_after;
 	json_error_t je;
 	/* JSON_ALLOW_NUL: command output may contain NUL bytes (\u0000). */
+	if (on_data && r.status >= 200 && r.status < 300) {
+		rc = 0; /* the body went to on_data */
+		goto out_reply;
+	}
 	json_t *j = json_loadb(r.body, r.len, JSON_ALLOW_NUL, &je);
 	if (r.status >= 200 && r.status < 300) {
 		if (!j) {

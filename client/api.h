@@ -24,5 +24,11 @@ int api_call(const struct conf *c, const char *method, const char *path, json_t 
  * (-1 when absent or no reply). */
 int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
 		json_t **out, int *status, long *retry_after, char *err, size_t errlen);
+/* The same, and a chunked 2xx body (a streamed run's NDJSON) goes to
+ * `on_data` piece by piece as it arrives: 0 with *out NULL then.  An error
+ * reply is read and reported as above. */
+int api_call_stream(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
+		    void (*on_data)(void *, const char *, size_t), void *arg, json_t **out, int *status,
+		    long *retry_after, char *err, size_t errlen);
 
 #endif

@@ -207,6 +207,47 @@ static int dechunk(const char *in, size_t n, struct buf *out)
 	}
 }
 
+/* A streamed body: hand over each complete chunk from raw[*pos] on and
+ * drop it from raw, so a long stream never grows the buffer.  Returns 1 at
+ * the last chunk, 0 when more must come, -1 on a malformed chunk. */
+static int pass_chunks(struct buf *raw, size_t hlen, size_t *pos, void (*cb)(void *, const char *, size_t),
+		       void *arg)
+{
+	int rc = 0;
+	for (;;) {
+		const char *eol = memchr(raw->data + *pos, '\n', raw->len - *pos);
+		if (!eol)
+			break;
+		char *endp;
+		errno = 0;
+		unsigned long long sz = strtoull(raw->data + *pos, &endp, 16);
+		if (endp == raw->data + *pos || errno || sz > HTTP_MAX_REPLY)
+			return -1;
+		size_t start = (size_t)(eol - raw->data) + 1;
+		if (sz == 0) {
+			rc = 1;
+			*pos = raw->len;
+			break;
+		}
+		if (raw->len - start < sz + 2)
+			break;
+		cb(arg, raw->data + start, (size_t)sz);
+		size_t i = start + (size_t)sz;
+		if (raw->data[i] == '\r')
+			i++;
+		if (i >= raw->len || raw->data[i] != '\n')
+			return -1;
+		*pos = i + 1;
+	}
+	/* Drop what was handed over. */
+	if (*pos > hlen) {
+		memmove(raw->data + hlen, raw->data + *pos, raw->len - *pos);
+		raw->len -= *pos - hlen;
+		*pos = hlen;
+	}
+	return rc;
+}
+
 int http_request(const struct conf *c, const char *method, const char *path, const char *body,
 		 size_t body_len, const char *headers, struct http_reply *r, char *err, size_t errlen)
 {
@@ -214,6 +255,10 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 	char why[256];
 	SSL *ssl = NULL;
 	int fd = -1, rc = -1;
+	void (*on_data)(void *, const char *, size_t) = r->on_data;
+	void *on_data_arg = r->on_data_arg;
+	size_t pos = 0; /* on_data: where the next chunk starts in raw */
+	int streamed_all = 0;
 	memset(r, 0, sizeof *r);
 	r->retry_after = -1;
 
@@ -280,7 +325,19 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 		if (hlen) {
 			if (clen >= 0 && raw.len - hlen >= (size_t)clen)
 				break;
-			if (chunked) {
+			if (chunked && on_data && r->status >= 200 && r->status < 300) {
+				if (!pos)
+					pos = hlen;
+				int d = pass_chunks(&raw, hlen, &pos, on_data, on_data_arg);
+				if (d < 0) {
+					snprintf(err, errlen, "sharnessd at %s sent a malformed chunked reply", c->url);
+					goto out;
+				}
+				if (d == 1) {
+					streamed_all = 1;
+					break;
+				}
+			} else if (chunked) {
 				int d = dechunk(raw.data + hlen, raw.len - hlen, &dec);
 				if (d < 0) {
 					snprintf(err, errlen, "sharnessd at %s sent a malformed chunked reply", c->url);
@@ -352,7 +409,14 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 				r->retry_after = strtol(v, NULL, 10);
 		}
 	}
-	if (chunked) {
+	if (chunked && on_data && r->status >= 200 && r->status < 300) {
+		if (!streamed_all) {
+			snprintf(err, errlen, "the reply from sharnessd at %s was cut short", c->url);
+			goto out;
+		}
+		r->body = strdup("");
+		r->len = 0;
+	} else if (chunked) {
 		if (dechunk(raw.data + hlen, raw.len - hlen, &dec) != 1) {
 			snprintf(err, errlen, "the reply from sharnessd at %s was cut short", c->url);
 			goto out;

@@ -22,6 +22,11 @@ struct http_reply {
 	char *body;         /* NUL-terminated, owned */
 	size_t len;
 	long retry_after;   /* seconds from Retry-After, -1 when absent */
+	/* Set by the caller before http_request: a chunked 2xx body is handed
+	 * over piece by piece as it arrives (a streamed run), and `body` stays
+	 * empty.  NULL: the whole body is read into `body`. */
+	void (*on_data)(void *arg, const char *buf, size_t len);
+	void *on_data_arg;
 };
 
 /* Sends METHOD conf->base+path with an optional JSON body.  Returns 0 when an

@@ -198,6 +198,13 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* A streamed run's output, to our own stdout or stderr as it arrives. */
+static void print_live(void *arg, int fd, const char *buf, size_t len)
+{
+	(void)arg;
+	write_all(fd == 2 ? 2 : 1, buf, len);
+}
+
 static int cmd_run(struct args *a)
 {
 	struct buf cmd = {.max = RUN_MAX_CMD}, in = {.max = RUN_MAX_STDIN};
@@ -218,6 +225,10 @@ static int cmd_run(struct args *a)
 		}
 	}
 	struct run_opts o = {.profile = a->profile, .cwd = a->cwd, .timeout_s = a->timeout_s, .env = a->env};
+	/* Output as it comes (SHARNESS_STREAM=0: all at the end). */
+	const char *sv = getenv("SHARNESS_STREAM");
+	if (!(sv && strcmp(sv, "0") == 0))
+		o.on_output = print_live;
 	if (a->use_stdin) {
 		if (buf_read_fd(&in, 0) < 0) {
 			code = die(RUN_EXIT_ERROR, errno == EFBIG ? "stdin is larger than the 1 MiB sharnessd accepts"

@@ -8,6 +8,7 @@
 #include "mcp.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,33 @@ static json_t *format_result(json_t *reply)
 			 "structuredContent", sc, "isError", code != 0);
 }
 
+/* MCP progress (notifications/progress): a streamed run's output as it
+ * comes, when the call asked for it with _meta.progressToken. */
+struct progress {
+	json_t *token;
+	json_int_t bytes;
+	struct buf out[2]; /* stdout, stderr: for the result, which a stream's exit event lacks */
+	bool cut;
+};
+
+static void send_progress(void *arg, int fd, const char *buf, size_t len)
+{
+	struct progress *p = arg;
+	p->bytes += (json_int_t)len;
+	if (buf_append(&p->out[fd == 2], buf, len) < 0)
+		p->cut = true;
+	/* The message is the output itself, cut to 4 KiB (the result holds it all). */
+	json_t *m = json_pack("{s:s, s:s, s:{s:O, s:I, s:s%}}", "jsonrpc", "2.0", "method", "notifications/progress",
+			      "params", "progressToken", p->token, "progress", p->bytes, "message", buf,
+			      len > 4096 ? (size_t)4096 : len);
+	if (!m) /* the cut fell inside a UTF-8 character, or not valid text: say how much */
+		m = json_pack("{s:s, s:s, s:{s:O, s:I, s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
+			      "params", "progressToken", p->token, "progress", p->bytes, "message",
+			      fd == 2 ? "(stderr output)" : "(output)");
+	if (m)
+		send_msg(m);
+}
+
 static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *params, json_t *id, int *proto_err)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
@@ -173,10 +201,27 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 			return tool_error("argument 'timeout_s' must be at least 1");
 		o.timeout_s = (long)t;
 	}
+	json_t *tok = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	struct progress pr = {.token = tok, .out = {{.max = 4u << 20}, {.max = 4u << 20}}};
+	if (tok && (json_is_string(tok) || json_is_integer(tok))) {
+		o.on_output = send_progress;
+		o.on_output_arg = &pr;
+	}
 	json_t *reply = NULL;
 	if (run_call(c, json_string_value(jc), json_string_length(jc), &o, &reply, err, sizeof err) < 0) {
+		buf_free(&pr.out[0]);
+		buf_free(&pr.out[1]);
 		snprintf(msg, sizeof msg, "sharnessd did not run the command: %s", err);
 		return tool_error(msg);
+	}
+	if (o.on_output) {
+		for (int i = 0; i < 2; i++) {
+			json_t *str = json_stringn(pr.out[i].data ? pr.out[i].data : "", pr.out[i].len);
+			json_object_set_new(reply, i ? "stderr" : "stdout", str ? str : json_string(""));
+			buf_free(&pr.out[i]);
+		}
+		if (pr.cut)
+			json_object_set_new(reply, "truncated", json_true());
 	}
 	json_t *res = format_result(reply);
 	json_decref(reply);

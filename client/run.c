@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "buf.h"
 
 /*
  * Approvals in sight (SPEC §15.3): the request carries a nonce of ours in
@@ -122,7 +123,90 @@ static uint64_t mono_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-static int call_with_retry(const struct conf *c, json_t *req, json_t **reply, char *err, size_t errlen)
+/* A streamed reply: NDJSON lines, each one event (SPEC §15.3). */
+struct events {
+	const struct run_opts *o;
+	struct buf line;
+	json_t *exit;      /* the last event, the reply */
+	json_t *error;     /* {"event":"error"}'s error object */
+	bool bad;
+};
+
+static void one_event(struct events *ev, const char *text, size_t len)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, len, JSON_ALLOW_NUL, &je);
+	const char *kind = json_string_value(json_object_get(j, "event"));
+	if (!kind) {
+		ev->bad = true;
+	} else if (strcmp(kind, "stdout") == 0 || strcmp(kind, "stderr") == 0) {
+		json_t *d = json_object_get(j, "data");
+		if (json_is_string(d) && ev->o->on_output)
+			ev->o->on_output(ev->o->on_output_arg, kind[3] == 'o' ? 1 : 2, json_string_value(d),
+			                 json_string_length(d));
+	} else if (strcmp(kind, "exit") == 0) {
+		json_decref(ev->exit);
+		ev->exit = json_incref(j);
+	} else if (strcmp(kind, "error") == 0) {
+		json_decref(ev->error);
+		ev->error = json_incref(json_object_get(j, "error"));
+	}
+	json_decref(j);
+}
+
+static void on_ndjson(void *arg, const char *buf, size_t len)
+{
+	struct events *ev = arg;
+	if (buf_append(&ev->line, buf, len) < 0) {
+		ev->bad = true;
+		return;
+	}
+	size_t start = 0;
+	for (;;) {
+		char *nl = memchr(ev->line.data + start, '\n', ev->line.len - start);
+		if (!nl)
+			break;
+		size_t end = (size_t)(nl - ev->line.data);
+		if (end > start)
+			one_event(ev, ev->line.data + start, end - start);
+		start = end + 1;
+	}
+	memmove(ev->line.data, ev->line.data + start, ev->line.len - start);
+	ev->line.len -= start;
+}
+
+/* One POST /v0/run, plain or streamed. */
+static int post_run(const struct conf *c, json_t *req, const char *hdr, const struct run_opts *o, json_t **reply,
+		    int *status, long *ra, char *err, size_t errlen)
+{
+	if (!o->on_output)
+		return api_call_ra(c, "POST", "/v0/run", req, hdr, reply, status, ra, err, errlen);
+	struct events ev = {.o = o, .line = {.max = 64u << 20}};
+	int rc = api_call_stream(c, "POST", "/v0/run", req, hdr, on_ndjson, &ev, reply, status, ra, err, errlen);
+	if (rc == 0) {
+		if (ev.exit) {
+			*reply = ev.exit;
+			ev.exit = NULL;
+		} else if (ev.error) {
+			const char *m = json_string_value(json_object_get(ev.error, "message"));
+			const char *code = json_string_value(json_object_get(ev.error, "code"));
+			snprintf(err, errlen, "%s (HTTP %lld %s)", m ? m : "the run failed",
+				 (long long)json_integer_value(json_object_get(ev.error, "status")), code ? code : "error");
+			rc = -1;
+		} else {
+			snprintf(err, errlen, "sharnessd at %s ended the stream without an exit event%s", c->url,
+				 ev.bad ? " (and sent lines that are not events)" : "");
+			rc = -1;
+		}
+	}
+	json_decref(ev.exit);
+	json_decref(ev.error);
+	buf_free(&ev.line);
+	return rc;
+}
+
+static int call_with_retry(const struct conf *c, json_t *req, const struct run_opts *o, json_t **reply, char *err,
+			   size_t errlen)
 {
 	struct watch w = {.c = c};
 	unsigned char rnd[16];
@@ -146,7 +230,7 @@ static int call_with_retry(const struct conf *c, json_t *req, json_t **reply, ch
 	int rc, status;
 	for (;;) {
 		long ra;
-		rc = api_call_ra(c, "POST", "/v0/run", req, hdr[0] ? hdr : NULL, reply, &status, &ra, err, errlen);
+		rc = post_run(c, req, hdr[0] ? hdr : NULL, o, reply, &status, &ra, err, errlen);
 		if (rc == 0 || status != 503)
 			break;
 		long wait_ms = ra > 0 ? (ra > RETRY_MAX_S ? RETRY_MAX_S : ra) * 1000L : 0;
@@ -223,7 +307,9 @@ int run_call(const struct conf *c, const char *cmd, size_t len, const struct run
 	}
 	if (o->env)
 		json_object_set(req, "env", o->env);
-	rc = call_with_retry(c, req, reply, err, errlen);
+	if (o->on_output)
+		json_object_set_new(req, "stream", json_true());
+	rc = call_with_retry(c, req, o, reply, err, errlen);
 out:
 	json_decref(req);
 	return rc;

@@ -24,6 +24,10 @@ struct run_opts {
 	const char *stdin_data;     /* NULL: no stdin field */
 	size_t stdin_len;
 	json_t *env;                /* object string->string or NULL; borrowed */
+	/* "stream": true - each piece of output as it arrives (fd 1 stdout, 2
+	 * stderr); the reply is then the final event, without stdout/stderr. */
+	void (*on_output)(void *arg, int fd, const char *buf, size_t len);
+	void *on_output_arg;
 };
 
 /* Runs cmd (len bytes) and returns the reply in *reply.  0, or -1 with err. */

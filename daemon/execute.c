@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +23,26 @@
 #include "scrub.h"
 
 #define READ_CHUNK (64 * 1024)
+#define LIVE_FLUSH_MS 100
 
 struct stream {
 	int fd;
 	struct capture cap;
 	struct scrub_stream *scrub;
+	const struct execute_env *env; /* env->output, when the run is streamed */
+	int which;                     /* 0 stdout, 1 stderr */
 };
+
+/* The filter's output: kept (head and tail), and passed on live when the
+ * request asked for a stream.  Only filtered bytes get here: a secret split
+ * across two reads is held back by the filter until it can be judged. */
+static void stream_emit(void *arg, const char *buf, size_t len)
+{
+	struct stream *s = arg;
+	capture_append(&s->cap, buf, len);
+	if (s->env && s->env->output)
+		s->env->output(s->env->output_arg, s->which, buf, len);
+}
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -76,12 +91,14 @@ static void map_error(const struct privsep_exit *ex, struct request_error *e)
 	}
 }
 
-static int stream_init(struct stream *s, int fd, const struct scrub_rules *scrub, size_t cap)
+static int stream_init(struct stream *s, int fd, const struct execute_env *env, int which, size_t cap)
 {
 	s->fd = fd;
+	s->env = env;
+	s->which = which;
 	if (capture_init(&s->cap, cap) < 0)
 		return -1;
-	s->scrub = scrub_stream_new(scrub, capture_append, &s->cap);
+	s->scrub = scrub_stream_new(env->scrub, stream_emit, s);
 	return s->scrub ? 0 : -1;
 }
 
@@ -141,7 +158,6 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 	struct stream out = {.fd = -1}, err = {.fd = -1};
 	int stdin_fd = -1, proxy_fd = -1, rc = -1;
 	struct proxy *px = NULL;
-	const struct scrub_rules *scrub = env->scrub;
 	int ctl = env->ctl;
 	char *buf = NULL;
 
@@ -207,8 +223,8 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 		request_error_set(e, 500, "internal", "The launcher sent no stdin pipe.");
 		goto out;
 	}
-	if (stream_init(&out, fds[0], scrub, r->profile->output_max) < 0 ||
-	    stream_init(&err, fds[1], scrub, r->profile->output_max) < 0 || !(buf = malloc(READ_CHUNK))) {
+	if (stream_init(&out, fds[0], env, 0, r->profile->output_max) < 0 ||
+	    stream_init(&err, fds[1], env, 1, r->profile->output_max) < 0 || !(buf = malloc(READ_CHUNK))) {
 		fds[0] = fds[1] = -1;
 		request_error_set(e, 500, "internal", "The front is out of memory.");
 		goto out;
@@ -228,6 +244,11 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 	 * the proxy door and stdin stay watched all along: a command that
 	 * closes its own stdout and stderr must still die with its client. */
 	bool got_exit = false;
+	/* A streamed run's output leaves at least every LIVE_FLUSH_MS, line by
+	 * line (scrub_stream_flush); a plain one only at the end. */
+	bool live = env->output != NULL;
+	struct timespec last_flush;
+	clock_gettime(CLOCK_MONOTONIC, &last_flush);
 	while (!got_exit || out.fd >= 0 || err.fd >= 0) {
 		struct pollfd p[6] = {{.fd = out.fd, .events = POLLIN},
 		                      {.fd = err.fd, .events = POLLIN},
@@ -237,11 +258,25 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 		                      {.fd = got_exit ? -1 : chan[0], .events = POLLIN}};
 		/* After the exit record every writer is gone; the pipes' EOF is due
 		 * at once, and a bound keeps a surprise from hanging the thread. */
-		int n_ready = poll(p, 6, got_exit ? 2000 : -1);
+		int n_ready = poll(p, 6, got_exit ? 2000 : live ? LIVE_FLUSH_MS : -1);
 		if (n_ready < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		if (live) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long ms = (now.tv_sec - last_flush.tv_sec) * 1000 + (now.tv_nsec - last_flush.tv_nsec) / 1000000;
+			if (ms >= LIVE_FLUSH_MS) {
+				if (out.fd >= 0)
+					scrub_stream_flush(out.scrub);
+				if (err.fd >= 0)
+					scrub_stream_flush(err.scrub);
+				last_flush = now;
+			}
+			if (n_ready == 0 && !got_exit)
+				continue;
 		}
 		if (n_ready == 0)
 			break;

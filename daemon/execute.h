@@ -45,6 +45,10 @@ struct execute_env {
 	int audit_fd;                     /* for the egress proxy's decisions */
 	const char *daemon_host;          /* the proxy never dials the daemon itself */
 	unsigned daemon_port;
+	/* A streamed run: each piece of filtered output as it arrives (which:
+	 * 0 stdout, 1 stderr), from the run's thread; NULL for a plain run. */
+	void (*output)(void *arg, int which, const char *buf, size_t len);
+	void *output_arg;
 };
 
 /* Run `r` through the launcher.  `client_fd` is watched for a hang-up, which

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "connguard.h"
 #include "utf8.h"
 #include "execute.h"
+#include "live.h"
 #include "log.h"
 #include "privsep.h"
 #include "request.h"
@@ -385,6 +387,187 @@ static void add_usage(cJSON *o, const struct privsep_usage *u)
 		cJSON_AddNullToObject(j, "pids_limited");
 }
 
+/* The reply of a run (SPEC §5, §15.3).  A stream's last event has every
+ * field but stdout and stderr, which it sent as it went. */
+static char *reply_body(const struct run_result *res, const struct run_request *r, const char *run_id,
+                        bool stream_exit)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	if (stream_exit)
+		cJSON_AddStringToObject(o, "event", "exit");
+	if (res->signal) {
+		cJSON_AddNullToObject(o, "exit");
+		const char *sig = sigabbrev_np(res->signal);
+		cJSON_AddStringToObject(o, "signal", sig ? sig : "UNKNOWN");
+	} else {
+		cJSON_AddNumberToObject(o, "exit", res->exit_code);
+		cJSON_AddNullToObject(o, "signal");
+	}
+	cJSON_AddBoolToObject(o, "timed_out", res->timed_out);
+	if (res->disk_limited) {
+		cJSON_AddBoolToObject(o, "disk_limited", true);
+		cJSON_AddStringToObject(o, "message", res->message);
+	}
+	if (!stream_exit) {
+		cJSON_AddStringToObject(o, "stdout", res->out);
+		cJSON_AddStringToObject(o, "stderr", res->err);
+	}
+	cJSON_AddNumberToObject(o, "filtered", (double)res->filtered);
+	cJSON_AddBoolToObject(o, "truncated", res->truncated);
+	if (res->utf8_replaced)
+		cJSON_AddBoolToObject(o, "invalid_utf8_replaced", true);
+	cJSON_AddNumberToObject(o, "ms", (double)res->ms);
+	add_usage(o, &res->usage);
+	add_denials(o, &res->denials);
+	cJSON_AddStringToObject(o, "profile", r->profile->name);
+	cJSON_AddStringToObject(o, "policy_hash", r->profile->policy_hash);
+	cJSON_AddStringToObject(o, "run_id", run_id);
+	cJSON_AddNumberToObject(o, "timeout_s", r->timeout_s);
+	if (r->timeout_capped)
+		cJSON_AddBoolToObject(o, "timeout_capped", true);
+	char *body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return body;
+}
+
+/* The run's outcome on its audit line. */
+static void add_result_to_audit(cJSON *line, const struct run_result *res)
+{
+	cJSON_AddNumberToObject(line, "uid", res->uid);
+	if (res->signal) {
+		cJSON_AddNullToObject(line, "exit");
+		cJSON_AddStringToObject(line, "signal", sigabbrev_np(res->signal) ? sigabbrev_np(res->signal) : "UNKNOWN");
+	} else {
+		cJSON_AddNumberToObject(line, "exit", res->exit_code);
+		cJSON_AddNullToObject(line, "signal");
+	}
+	cJSON_AddBoolToObject(line, "timed_out", res->timed_out);
+	if (res->disk_limited)
+		cJSON_AddBoolToObject(line, "disk_limited", true);
+	cJSON_AddNumberToObject(line, "ms", (double)res->ms);
+	add_usage(line, &res->usage);
+	add_denied_locks(line, &res->denials);
+	cJSON_AddNumberToObject(line, "filtered", (double)res->filtered);
+	cJSON_AddBoolToObject(line, "truncated", res->truncated);
+	if (res->cleanup_failed)
+		cJSON_AddBoolToObject(line, "cleanup_failed", true);
+}
+
+/* ---- "stream": true (SPEC §15.3) ----------------------------------------
+ * The run goes on in a thread of its own, which hands its filtered output
+ * to a live buffer (live.c) as it comes; libmicrohttpd's connection thread
+ * sends the buffer as a chunked application/x-ndjson body.  The last line is
+ * {"event":"exit", ...} (the plain reply without stdout and stderr), or
+ * {"event":"error","error":{...}} when the run failed after the stream
+ * began.  The thread owns the request and frees the run's slot itself,
+ * once the supervisor is gone, like on_completed does for a plain run. */
+struct stream_run {
+	struct front *f;
+	struct conn_ctx who;        /* the peer, for the audit line (the connection may be gone) */
+	char method[8], url[64];
+	struct run_request r;
+	char run_id[RUN_ID_LEN + 1];
+	cJSON *line;
+	struct execute_env env;
+	int client_fd;
+	struct live *live;
+};
+
+static void *stream_main(void *arg)
+{
+	struct stream_run *s = arg;
+	struct run_result res;
+	struct request_error e;
+	s->env.output = live_output;
+	s->env.output_arg = s->live;
+	int rc = execute_run(&s->env, &s->r, s->run_id, s->client_fd, &res, &e);
+	if (rc == 0) {
+		char *body = reply_body(&res, &s->r, s->run_id, true);
+		live_finish(s->live, body ? body : "{\"event\":\"error\",\"error\":{\"code\":\"internal\",\"message\":\"The reply could not be built.\"}}");
+		free(body);
+		add_result_to_audit(s->line, &res);
+		audit_request(s->f, &s->who, s->method, s->url, 200, NULL, s->line);
+	} else {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "event", "error");
+		cJSON *err = cJSON_AddObjectToObject(o, "error");
+		cJSON_AddStringToObject(err, "code", e.code);
+		cJSON_AddStringToObject(err, "message", e.message);
+		cJSON_AddNumberToObject(err, "status", e.status);
+		char *j = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		live_finish(s->live, j);
+		free(j);
+		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.code, s->line);
+	}
+	/* The slot: once the supervisor has torn the run down (on_completed). */
+	if (res.chan >= 0) {
+		struct pollfd p = {.fd = res.chan, .events = POLLIN};
+		(void)poll(&p, 1, 5000);
+		close(res.chan);
+	}
+	atomic_fetch_sub(&s->f->runs, 1);
+	runq_release(s->f->runq);
+	if (rc == 0)
+		execute_result_free(&res);
+	request_free(&s->r);
+	live_release(s->live);
+	free(s);
+	return NULL;
+}
+
+static enum MHD_Result start_stream(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+                                    const char *method, const char *url, struct run_request *r,
+                                    const char *run_id, cJSON *line, const struct execute_env *env,
+                                    int client_fd)
+{
+	struct request_error e;
+	struct stream_run *s = calloc(1, sizeof(*s));
+	struct live *l = s ? live_new() : NULL;
+	struct MHD_Response *resp =
+	    l ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, live_read, l, live_gone) : NULL;
+	pthread_t th;
+	pthread_attr_t attr;
+	if (resp) {
+		s->f = f;
+		s->who.peer = x->peer;
+		snprintf(s->method, sizeof(s->method), "%s", method);
+		snprintf(s->url, sizeof(s->url), "%s", url);
+		s->r = *r;
+		snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
+		s->line = line;
+		s->env = *env;
+		s->client_fd = client_fd;
+		s->live = l;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	}
+	if (!resp || pthread_create(&th, &attr, stream_main, s) != 0) {
+		if (resp) {
+			pthread_attr_destroy(&attr);
+			MHD_destroy_response(resp); /* calls live_gone: one hold */
+			live_release(l);            /* and the run's */
+		} else if (l) {
+			live_release(l);
+			live_release(l);
+		}
+		free(s);
+		atomic_fetch_sub(&f->runs, 1);
+		runq_release(f->runq);
+		request_free(r);
+		request_error_set(&e, 500, "internal", "The stream could not be started.");
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	pthread_attr_destroy(&attr);
+	MHD_add_response_header(resp, "Content-Type", "application/x-ndjson");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
                                   const char *method, const char *url)
 {
@@ -449,6 +632,8 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	}
 	struct execute_env env = {.ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
 	                          .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
+	if (r.stream)
+		return start_stream(f, c, x, method, url, &r, run_id, line, &env, client_fd);
 	int rc = execute_run(&env, &r, run_id, client_fd, &res, &e);
 	/* The slot is freed in on_completed, after the reply left and once the
 	 * supervisor is gone (its channel's EOF): the launcher counts a run
@@ -464,57 +649,8 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 		}
 		return respond_error(f, c, x, method, url, &e, line);
 	}
-
-	cJSON *o = cJSON_CreateObject();
-	if (res.signal) {
-		cJSON_AddNullToObject(o, "exit");
-		const char *sig = sigabbrev_np(res.signal);
-		cJSON_AddStringToObject(o, "signal", sig ? sig : "UNKNOWN");
-	} else {
-		cJSON_AddNumberToObject(o, "exit", res.exit_code);
-		cJSON_AddNullToObject(o, "signal");
-	}
-	cJSON_AddBoolToObject(o, "timed_out", res.timed_out);
-	if (res.disk_limited) {
-		cJSON_AddBoolToObject(o, "disk_limited", true);
-		cJSON_AddStringToObject(o, "message", res.message);
-	}
-	cJSON_AddStringToObject(o, "stdout", res.out);
-	cJSON_AddStringToObject(o, "stderr", res.err);
-	cJSON_AddNumberToObject(o, "filtered", (double)res.filtered);
-	cJSON_AddBoolToObject(o, "truncated", res.truncated);
-	if (res.utf8_replaced)
-		cJSON_AddBoolToObject(o, "invalid_utf8_replaced", true);
-	cJSON_AddNumberToObject(o, "ms", (double)res.ms);
-	add_usage(o, &res.usage);
-	add_denials(o, &res.denials);
-	cJSON_AddStringToObject(o, "profile", r.profile->name);
-	cJSON_AddStringToObject(o, "policy_hash", r.profile->policy_hash);
-	cJSON_AddStringToObject(o, "run_id", run_id);
-	cJSON_AddNumberToObject(o, "timeout_s", r.timeout_s);
-	if (r.timeout_capped)
-		cJSON_AddBoolToObject(o, "timeout_capped", true);
-	char *body = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-
-	cJSON_AddNumberToObject(line, "uid", res.uid);
-	if (res.signal) {
-		cJSON_AddNullToObject(line, "exit");
-		cJSON_AddStringToObject(line, "signal", sigabbrev_np(res.signal) ? sigabbrev_np(res.signal) : "UNKNOWN");
-	} else {
-		cJSON_AddNumberToObject(line, "exit", res.exit_code);
-		cJSON_AddNullToObject(line, "signal");
-	}
-	cJSON_AddBoolToObject(line, "timed_out", res.timed_out);
-	if (res.disk_limited)
-		cJSON_AddBoolToObject(line, "disk_limited", true);
-	cJSON_AddNumberToObject(line, "ms", (double)res.ms);
-	add_usage(line, &res.usage);
-	add_denied_locks(line, &res.denials);
-	cJSON_AddNumberToObject(line, "filtered", (double)res.filtered);
-	cJSON_AddBoolToObject(line, "truncated", res.truncated);
-	if (res.cleanup_failed)
-		cJSON_AddBoolToObject(line, "cleanup_failed", true);
+	char *body = reply_body(&res, &r, run_id, false);
+	add_result_to_audit(line, &res);
 	execute_result_free(&res);
 	request_free(&r);
 	enum MHD_Result ret;

@@ -146,6 +146,7 @@ static int parse_fields(const cJSON *root, const struct config *cfg, const struc
                         struct run_request *r, struct request_error *e)
 {
 	const cJSON *cmd = NULL, *profile = NULL, *cwd = NULL, *timeout = NULL, *in = NULL, *env = NULL;
+	const cJSON *stream = NULL;
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, root) {
@@ -162,8 +163,10 @@ static int parse_fields(const cJSON *root, const struct config *cfg, const struc
 			slot = &in;
 		else if (strcmp(it->string, "env") == 0)
 			slot = &env;
+		else if (strcmp(it->string, "stream") == 0)
+			slot = &stream;
 		if (!slot) {
-			request_error_set(e, 400, "unknown_field", "Field '%.64s' is unknown; the fields are cmd, profile, cwd, timeout_s, stdin and env.", it->string);
+			request_error_set(e, 400, "unknown_field", "Field '%.64s' is unknown; the fields are cmd, profile, cwd, timeout_s, stdin, env and stream.", it->string);
 			return -1;
 		}
 		if (*slot) {
@@ -257,6 +260,13 @@ static int parse_fields(const cJSON *root, const struct config *cfg, const struc
 	}
 	if (env && parse_env(env, r, e) < 0)
 		return -1;
+	if (stream) {
+		if (!cJSON_IsBool(stream)) {
+			request_error_set(e, 400, "bad_field", "Field 'stream' must be true or false, not %s.", type_name(stream));
+			return -1;
+		}
+		r->stream = cJSON_IsTrue(stream);
+	}
 	r->cmd = strdup(cmd->valuestring);
 	if (!r->cmd || !r->cwd || (r->has_stdin && !r->stdin_data)) {
 		request_error_set(e, 500, "internal", "The daemon is out of memory.");

@@ -35,6 +35,7 @@ struct run_request {
 	char *env;                 /* env_count entries of "NAME=VALUE\0" */
 	size_t env_len;
 	unsigned env_count;
+	bool stream;               /* "stream": true: NDJSON events as output arrives */
 };
 
 /* Fill `e` (helper for every error path in the front). */

@@ -281,11 +281,27 @@ static void emit_marker(struct scrub_stream *s, const char *name)
 	s->count++;
 }
 
-/* Scan the window, emit what is decided, keep the rest.  Returns 0 or -1. */
-static int process(struct scrub_stream *s, int eof)
+enum { PROCESS_FULL, PROCESS_EOF, PROCESS_FLUSH };
+
+/* Scan the window, emit what is decided, keep the rest.  Returns 0 or -1.
+ * PROCESS_FLUSH (a streamed run's output, every 100 ms: scrub_stream_flush)
+ * also emits up to the window's last line end: no token a validator accepts
+ * holds a newline or a carriage return (a PEM key, which does, is followed
+ * by its own state), so a token cut by the flush is still whole in what is
+ * kept.  The kept bytes may then exceed HOLD, so the next window is scanned
+ * whole instead of replaying kept matches. */
+static int process(struct scrub_stream *s, int mode)
 {
+	int eof = mode == PROCESS_EOF;
 	size_t len = s->len, ctx = s->ctx, pos = ctx, n, keep, first;
 	size_t commit = eof ? len : (len > HOLD && len - HOLD > ctx ? len - HOLD : ctx);
+	if (mode == PROCESS_FLUSH) {
+		size_t end = len;
+		while (end > ctx && s->buf[end - 1] != '\n' && s->buf[end - 1] != '\r')
+			end--;
+		if (end > commit)
+			commit = end;
+	}
 	s->nsp = 0;
 	s->raw = NULL;
 	if (s->pem_open) {
@@ -355,7 +371,7 @@ static int process(struct scrub_stream *s, int eof)
 	s->clean = first > keep ? first - keep : 0;
 	/* The kept bytes are scanned: carry the matches that lie in them. */
 	s->cur = !s->cur;
-	s->rescan = s->overflow;
+	s->rescan = s->overflow || mode == PROCESS_FLUSH;
 	s->done = s->rescan ? 0 : s->len;
 	n = 0;
 	for (size_t i = 0; !s->rescan && i < s->npm[s->cur]; i++) {
@@ -396,7 +412,7 @@ int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len)
 		s->len += n;
 		buf += n;
 		len -= n;
-		if (s->len == WINDOW && process(s, 0) < 0) {
+		if (s->len == WINDOW && process(s, PROCESS_FULL) < 0) {
 			errno = ENOMEM;
 			return -1;
 		}
@@ -415,7 +431,18 @@ int scrub_stream_wrote(struct scrub_stream *s, size_t n)
 	if (n > WINDOW - s->len)
 		n = WINDOW - s->len;
 	s->len += n;
-	if (s->len == WINDOW && process(s, 0) < 0) {
+	if (s->len == WINDOW && process(s, PROCESS_FULL) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int scrub_stream_flush(struct scrub_stream *s)
+{
+	if (s->len <= s->ctx)
+		return 0; /* nothing new since the last emit */
+	if (process(s, PROCESS_FLUSH) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -424,7 +451,7 @@ int scrub_stream_wrote(struct scrub_stream *s, size_t n)
 
 int scrub_stream_finish(struct scrub_stream *s)
 {
-	if (process(s, 1) < 0) {
+	if (process(s, PROCESS_EOF) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}

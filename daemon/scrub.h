@@ -45,6 +45,9 @@ int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len);
  * many were.  For readers that can read(2) straight into the stream. */
 char *scrub_stream_space(struct scrub_stream *s, size_t *room);
 int scrub_stream_wrote(struct scrub_stream *s, size_t n);
+/* Emit now what lies before the last line end (a live stream's output):
+ * every token is still judged whole. */
+int scrub_stream_flush(struct scrub_stream *s);
 int scrub_stream_finish(struct scrub_stream *s);
 unsigned long scrub_stream_count(const struct scrub_stream *s); /* replacements so far */
 void scrub_stream_free(struct scrub_stream *s);

@@ -15,7 +15,7 @@ check_eq "profile echoed" "$(jf .profile)" analyse
 check_match "policy_hash" "$(jf .policy_hash)" '^sha256:[0-9a-f]{64}$'
 check_match "run_id" "$(jf .run_id)" '^[0-9a-f]{32}$'
 check_match "ms is a number" "$(jf .ms)" '^[0-9]+$'
-check_eq "reply keys" "$(jf 'keys|sort|join(",")')" "exit,filtered,ms,policy_hash,profile,run_id,signal,stderr,stdout,timed_out,timeout_s,truncated,usage"
+check_eq "reply keys" "$(jf 'keys|sort|join(",")')" "denials,exit,filtered,ms,policy_hash,profile,run_id,signal,stderr,stdout,timed_out,timeout_s,truncated,usage"
 
 run_cmd 'kill -9 $$'
 check_eq "killed by a signal: exit null" "$(jf .exit)" null

@@ -44,7 +44,7 @@ run_ids = set()
 lat = []
 stats = {"ok": 0, "busy": 0, "reconnects": 0}
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
-KEYS = {"exit", "signal", "timed_out", "stdout", "stderr", "filtered", "truncated", "ms",
+KEYS = {"exit", "signal", "timed_out", "stdout", "stderr", "filtered", "truncated", "ms", "denials",
         "profile", "policy_hash", "run_id", "timeout_s", "usage"}
 
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# "stream": true (issue 14): NDJSON events as the output arrives, every
+# chunk filtered (a secret split across a pause still caught), one final
+# "exit" event; a client that hangs up kills the run, a client that stops
+# reading leaves nothing behind; the client prints live; MCP sends progress.
+. "$(dirname "$0")/lib.sh"
+printf 'sk-vault-stream-secret-98765\n' >"$T/secrets"
+e2e_start "{\"secrets_file\": \"$T/secrets\"}"
+cat >"$T/reader.py" <<'PY'
+# Reads a streamed run: prints "T EVENT-JSON" per line, T seconds since start.
+import json, socket, ssl, sys, time
+port, certs, body = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+mode = sys.argv[4] if len(sys.argv) > 4 else "read"
+ctx = ssl.create_default_context(cafile=certs + "/ca.pem")
+ctx.load_cert_chain(certs + "/app.pem", certs + "/app.key")
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+s.sendall(("POST /v0/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+           "Content-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+t0 = time.time()
+if mode.startswith("stall"):
+    time.sleep(float(mode[5:]))  # read nothing for a while
+f = s.makefile("rb")
+head = b""
+while not head.endswith(b"\r\n\r\n"):
+    head += f.read(1)
+print("H", head.split(b"\r\n")[0].decode(), "ndjson" if b"application/x-ndjson" in head else "json", flush=True)
+while True:
+    size = int(f.readline().strip(), 16)
+    if size == 0:
+        break
+    data = f.read(size); f.read(2)
+    for line in data.decode().splitlines():
+        print("%.2f %s" % (time.time() - t0, line), flush=True)
+        if mode == "hangup":
+            s.close(); sys.exit(0)
+PY
+stream() { python3 "$T/reader.py" "$PORT" "$T/certs" "$@" 2>&1; }
+body() { jq -nc --arg c "$1" --argjson x "${2:-{\}}" '{cmd: $c, stream: true} + $x'; }
+
+out=$(stream "$(body 'echo first; sleep 1.5; echo second >&2; exit 3')")
+check_match "stream: 200 with Content-Type application/x-ndjson" "$(head -1 <<<"$out")" '^H HTTP/1.1 200 OK ndjson$'
+first=$(sed -n 2p <<<"$out")
+check_match "stream: the first line arrives before the command ends" "$first" '^0\.[0-9]+ \{"event":"stdout","data":"first\\n"\}$'
+check_match "stream: then stderr, later" "$(sed -n 3p <<<"$out")" '^1\.[0-9]+ \{"event":"stderr","data":"second\\n"\}$'
+last=$(tail -1 <<<"$out" | cut -d' ' -f2-)
+check_eq "stream: the last event is exit, with the plain reply's fields but stdout and stderr" \
+	"$(jq -c '[.event, .exit, .timed_out, (has("stdout") or has("stderr")), (.usage | type), (.denials | type), (.run_id | length)]' <<<"$last")" \
+	'["exit",3,false,false,"object","array",32]'
+
+out=$(stream "$(body 'printf "key sk-vault-str"; sleep 0.6; printf "eam-secret-98765 end\n"; sleep 0.3; echo after')")
+data=$(grep -o '"data":"[^"]*"' <<<"$out" | sed 's/^"data":"//; s/"$//' | tr -d '\n')
+check "stream: a secret split across a pause never shows" bash -c "! grep -q 'sk-vault-stream-secret-98765' <<<'$data' && ! grep -q 'sk-vault-str' <<<'$data'"
+check_match "stream: it is replaced whole" "$data" '^key \[filtered: [^]]+\] end\\nafter\\n$'
+check_eq "stream: the exit event counts it" "$(tail -1 <<<"$out" | cut -d' ' -f2- | jq .filtered)" 1
+
+out=$(stream "$(body 'printf "\303"; sleep 0.3; printf "\251\n"')")
+check_match "stream: a UTF-8 character cut by a pause arrives whole" "$(sed -n 2p <<<"$out")" '"data":"é\\n"'
+
+run_cmd 'echo x' analyse '{"stream": "yes"}'
+check_eq "stream: a non-boolean is refused" "$STATUS $(jf .error.code)" "400 bad_field"
+run_cmd 'echo plain' analyse '{"stream": false}'
+check_eq "stream: false is the plain reply" "$STATUS $(jf .stdout)" "200 plain"
+
+# Timeout: the output up to the kill, then exit with timed_out.
+out=$(stream "$(body 'echo before; sleep 30' '{"timeout_s": 1}')")
+check_match "stream: a timed-out run streams what it wrote" "$(sed -n 2p <<<"$out")" '"data":"before\\n"'
+check_eq "stream: then exit with timed_out" "$(tail -1 <<<"$out" | cut -d' ' -f2- | jq -c '[.timed_out, .denials[0].lock]')" '[true,"timeout"]'
+
+# A client that hangs up after the first event: the run is killed.
+stream "$(body 'echo one; sleep 30; echo never')" hangup >/dev/null
+sleep 1.5
+check_match "stream: a hang-up kills the run (audit 499 client_gone)" "$(tail -n 5 "$T/audit.log")" '"status":499,.*"error":"client_gone"'
+check_settled "stream: nothing of a hung-up run is left"
+
+# A client that stops reading: the run blocks on its output, its timeout
+# still ends it, and nothing is left while the client still holds on.
+python3 "$T/reader.py" "$PORT" "$T/certs" "$(body 'yes stream-flood | head -c 40000000; echo done' '{"timeout_s": 2}')" stall6 >"$T/stall.out" 2>&1 &
+stall=$!
+sleep 4.5
+check_settled "stream: a client that stops reading: the run ended at its timeout, nothing left"
+wait "$stall"
+check_eq "stream: reading again, it gets the exit event (timed out)" "$(tail -1 "$T/stall.out" | cut -d' ' -f2- | jq -c '[.event, .timed_out]')" '["exit",true]'
+
+# The client prints live.
+cd "$WS"
+"$CLIENT" run -- 'echo live-a; sleep 1.2; echo live-b' >"$T/client.out" 2>&1 &
+cpid=$!
+sleep 0.8
+check_eq "client: the first line is printed before the command ends" "$(cat "$T/client.out")" "live-a"
+wait "$cpid"; rc=$?
+check_eq "client: then the rest, and the command's exit code" "$(cat "$T/client.out") $rc" "live-a
+live-b 0"
+SHARNESS_STREAM=0 "$CLIENT" run -- 'echo plain-mode' >"$T/client.out" 2>&1
+check_eq "client: SHARNESS_STREAM=0 waits for the end" "$(cat "$T/client.out")" "plain-mode"
+
+# MCP: progress notifications for a call with a progressToken.
+{
+	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"echo p1; sleep 0.5; echo p2"},"_meta":{"progressToken":"tok-1"}}}'
+} | "$CLIENT" mcp >"$T/mcp.out" 2>"$T/mcp.err"
+check_eq "mcp: progress notifications carry the output, with the token and a growing count" \
+	"$(jq -c 'select(.method == "notifications/progress") | [.params.progressToken, .params.progress, .params.message]' "$T/mcp.out" | paste -sd' ')" \
+	'["tok-1",3,"p1\n"] ["tok-1",6,"p2\n"]'
+check_match "mcp: then the result, with all of the output" "$(jq -r 'select(.id == 2) | .result.content[0].text' "$T/mcp.out")" '^p1
+p2
+\[exit code 0\]'
+e2e_stop
+[ "$E2E_FAILED" = 0 ]
