@@ -524,14 +524,14 @@ static void check_ptrace(struct doctor *d)
 	unit_load(&u);
 	int have = notify_can_connect();
 	if (!have)
-		fail(d, "CAP_SYS_PTRACE is not in this process's effective set: every connect of a run "
-			"(the proxy's too) would fail; run sharnessd as root with it");
+		fail(d, "CAP_SYS_PTRACE is not in this process's effective set: every connect and write of a "
+			"run (the proxy's too) would fail; run sharnessd as root with it");
 	else if (u.found && u.caps_set && !u.caps_ptrace)
-		fail(d, "the unit %s leaves out CAP_SYS_PTRACE (CapabilityBoundingSet=): every connect of "
-			"a run would fail; install the unit of this release or add CAP_SYS_PTRACE in a drop-in",
+		fail(d, "the unit %s leaves out CAP_SYS_PTRACE (CapabilityBoundingSet=): every connect and "
+			"write of a run would fail; install the unit of this release or add CAP_SYS_PTRACE in a drop-in",
 		     u.where);
 	else
-		pass(d, "CAP_SYS_PTRACE%s: the supervisor can make a run's connect", u.found ? ", in the unit too" : "");
+		pass(d, "CAP_SYS_PTRACE%s: the supervisor can make a run's connects and writes", u.found ? ", in the unit too" : "");
 }
 
 static int path_under(const char *path, const char *dir)

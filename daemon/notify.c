@@ -462,6 +462,8 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 		struct iovec local = {.iov_base = buf + got, .iov_len = want};
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + got), .iov_len = want};
 		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n < 0 && errno == EPERM)
+			return -EPERM; /* no CAP_SYS_PTRACE */
 		if (n <= 0)
 			return -EFAULT;
 		if (memchr(buf + got, '\0', (size_t)n))
@@ -622,10 +624,15 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	}
 	q.cloexec = q.op == ACTOR_OPEN && (q.flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 	int rc;
-	if (npaths >= 1 && (rc = read_string(pid, pa, q.a, sizeof(q.a))) < 0)
-		return rc;
-	if (npaths == 2 && (rc = read_string(pid, pb, q.b, sizeof(q.b))) < 0)
-		return rc;
+	if ((npaths >= 1 && (rc = read_string(pid, pa, q.a, sizeof(q.a))) < 0) ||
+	    (npaths == 2 && (rc = read_string(pid, pb, q.b, sizeof(q.b))) < 0)) {
+		if (rc != -EPERM)
+			return rc;
+		/* Fail closed, and say why: the unit's CapabilityBoundingSet. */
+		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
+		     strerror(EPERM));
+		return -EACCES;
+	}
 	if (q.op != ACTOR_SYMLINK && (rc = rewrite_self(pid, q.a, sizeof(q.a))) < 0)
 		return rc;
 	if (npaths == 2 && (rc = rewrite_self(pid, q.b, sizeof(q.b))) < 0)

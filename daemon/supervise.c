@@ -379,8 +379,10 @@ static void view_facts(const struct run *r, char *out, size_t len)
 /* A profile that makes its exec subpaths (workspace_exec_create, one
  * component each: checked when it loads) gets the missing ones as empty
  * directories of the workspace's owner, so that a first `cargo test` or
- * `make` in a fresh checkout can run what it builds there.  Made before
- * view_facts, so a prepared sandbox sees them like a fresh one.  mkdirat
+ * `make` in a fresh checkout can run what it builds there.  Made when a
+ * request comes, never for a sandbox prepared ahead (a workspace nobody
+ * tests in gets no empty build/), and before view_facts: a prepared
+ * sandbox that lacks them is rebuilt, like any other change.  mkdirat
  * in the workspace directory itself follows no link, and neither does the
  * chown, should anyone swap the new directory for a link in between. */
 static void make_exec_dirs(const struct run *r)
@@ -450,7 +452,6 @@ static void prepare(struct run *r)
 	char name[64], why[160];
 	struct stat wst;
 
-	make_exec_dirs(r);
 	view_facts(r, sb->view, sizeof(sb->view));
 	snprintf(name, sizeof(name), "run-%u", r->uid);
 	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
@@ -813,6 +814,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	                                  .proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
 	struct notify_run nr = {.uid = uid, .tcp_port = (uint16_t)actor_spec.proxy_port, .spec = &actor_spec};
 	bool have_status = false;
+	uint64_t disk_next = 0; /* ms since t0 of the next disk look */
 	struct sandbox_status sst = {0};
 	for (;;) {
 		uint64_t now = ms_since(&r.t0);
@@ -827,6 +829,24 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		int n = poll(pfd, 5, wait_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* The deadline and the disk, first and whatever else happened: a
+		 * run that writes sends a notification per call (actor.c), so the
+		 * poll may never time out while it runs. */
+		uint64_t t_now = ms_since(&r.t0);
+		if (t_now >= deadline && !(n > 0 && pfd[0].revents)) {
+			ex.timed_out = 1;
+			kill_run(&r.sb);
+			break;
+		}
+		if (disk.on && t_now >= disk_next) {
+			disk_next = t_now + DISK_TICK_MS;
+			if (disk_over(&r, &disk, ex.message, sizeof(ex.message))) {
+				ex.disk_limited = 1;
+				log_info("run %s: %s", req.run_id, ex.message);
+				kill_run(&r.sb);
+				break;
+			}
+		}
 		if (n > 0 && pfd[4].revents) {
 			/* The actor's answer to a write of the run (notify.c). */
 			unsigned denied = nr.n_denied;
@@ -856,17 +876,6 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
 				log_info("run %s: refused %s", req.run_id, nr.denied);
 			continue;
-		}
-		if (n == 0 && disk_over(&r, &disk, ex.message, sizeof(ex.message))) {
-			ex.disk_limited = 1;
-			log_info("run %s: %s", req.run_id, ex.message);
-			kill_run(&r.sb);
-			break;
-		}
-		if (n == 0 && ms_since(&r.t0) >= deadline) {
-			ex.timed_out = 1;
-			kill_run(&r.sb);
-			break;
 		}
 		if (n == 0)
 			continue;

@@ -18,6 +18,9 @@ denial "nothing refused: an empty list" 'echo hi' analyse ""
 check_eq "denials is a list in every reply" "$(jf '.denials | type')" array
 denial "timeout" 'sleep 5' small timeout '{"timeout_s": 1}'
 check_match "timeout: the hint says how to get more" "$(jf '.denials[0].hint')" 'timeout_s'
+denial "timeout of a run that writes all the time (each write goes through the actor)" \
+	'while :; do echo x > busy.txt; done' build timeout '{"timeout_s": 1}'
+rm -f "$WS/busy.txt"
 denial "output cap" 'head -c 5000 /dev/zero | tr "\0" a' small output
 denial "pids limit" 'for i in $(seq 40); do sleep 1 & done 2>/dev/null; wait' small pids
 if [ "$(jf '.usage.oom_killed')" != null ]; then

@@ -5,6 +5,9 @@
 # workspace_exec names build/, target/ and node_modules/ there.
 . "$(dirname "$0")/lib.sh"
 e2e_start
+sleep 0.5
+check_eq "test: a waiting sandbox makes nothing in the workspace (exec dirs come with a request)" \
+	"$(ls "$WS" | grep -cxE 'build|target|node_modules')" 0
 use_project() { # NAME
 	find "$WS" -mindepth 1 -delete
 	cp -r "$ROOT/tests/e2e/projects/$1/." "$WS/"
