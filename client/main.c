@@ -10,6 +10,7 @@
  * commands exit 0 or 125, and 2 for usage errors.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include "conf.h"
 #include "doctor.h"
 #include "hook.h"
+#include "job.h"
 #include "mcp.h"
 #include "run.h"
 #include "show.h"
@@ -46,7 +48,12 @@ static const char usage_text[] =
 	"  deny ID [--json]              deny a pending run (needs a person certificate)\n"
 	"  hook claude|codex|gemini|cursor [--profile P] [--ask]\n"
 	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
-	"  mcp [--profile P]             MCP stdio server with one tool, run_command\n"
+	"  job start [--profile P] [--cwd DIR] [--timeout S] [--env N=V]... -- CMD...\n"
+	"        start CMD as a job (POST /v0/jobs): prints its id and returns at once\n"
+	"  job status ID | job kill ID | job list      [--json]\n"
+	"  job output ID [--stream stdout|stderr] [--since N] [-f]\n"
+	"        the job's output from byte N; -f follows it to the end, then exits with its code\n"
+	"  mcp [--profile P]             MCP stdio server: run_command and the job tools\n"
 	"  doctor                        check the certificates, a real request to the daemon and\n"
 	"                                each agent's hook: one \u2714/\u2718 line each; exit 1 on any \u2718\n"
 	"\n"
@@ -65,8 +72,10 @@ struct args {
 	int nwords;
 	const char *profile, *cwd;
 	long timeout_s;
-	int use_stdin, json, ask;
+	int use_stdin, json, ask, follow;
 	json_t *env;
+	const char *stream;         /* job output */
+	long long since;
 };
 
 static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -156,7 +165,20 @@ static int parse(int argc, char **argv, struct args *a)
 			}
 			json_object_set_new(a->env, name, val);
 			free(name);
-		} else if (strcmp(arg, "--stdin") == 0)
+		} else if ((v = optval(argv, argc, &i, "--stream", &missing))) {
+			a->stream = v;
+		} else if ((v = optval(argv, argc, &i, "--since", &missing))) {
+			char *end;
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			if (errno || end == v || *end || n < 0) {
+				die(0, "--since '%s' must be a byte offset, 0 or more", v);
+				return -1;
+			}
+			a->since = n;
+		} else if (strcmp(arg, "-f") == 0 || strcmp(arg, "--follow") == 0)
+			a->follow = 1;
+		else if (strcmp(arg, "--stdin") == 0)
 			a->use_stdin = 1;
 		else if (strcmp(arg, "--json") == 0)
 			a->json = 1;
@@ -205,14 +227,15 @@ static void print_live(void *arg, int fd, const char *buf, size_t len)
 	write_all(fd == 2 ? 2 : 1, buf, len);
 }
 
-static int cmd_run(struct args *a)
+static int cmd_run(struct args *a, bool as_job)
 {
 	struct buf cmd = {.max = RUN_MAX_CMD}, in = {.max = RUN_MAX_STDIN};
 	char err[1024];
 	json_t *reply = NULL;
 	int code = RUN_EXIT_ERROR;
-	if (a->npos || !a->words) {
-		code = die(RUN_EXIT_ERROR, "usage: sharness-client run [options] -- CMD...");
+	if (a->npos != (as_job ? 1 : 0) || !a->words) {
+		code = die(RUN_EXIT_ERROR, as_job ? "usage: sharness-client job start [options] -- CMD..."
+		                                  : "usage: sharness-client run [options] -- CMD...");
 		goto out;
 	}
 	/* Words after -- are joined by single spaces, as ssh does: the hook
@@ -227,7 +250,9 @@ static int cmd_run(struct args *a)
 	struct run_opts o = {.profile = a->profile, .cwd = a->cwd, .timeout_s = a->timeout_s, .env = a->env};
 	/* Output as it comes (SHARNESS_STREAM=0: all at the end). */
 	const char *sv = getenv("SHARNESS_STREAM");
-	if (!(sv && strcmp(sv, "0") == 0))
+	if (as_job)
+		o.path = "/v0/jobs";
+	else if (!(sv && strcmp(sv, "0") == 0))
 		o.on_output = print_live;
 	if (a->use_stdin) {
 		if (buf_read_fd(&in, 0) < 0) {
@@ -240,6 +265,17 @@ static int cmd_run(struct args *a)
 	}
 	if (run_call(&a->conf, cmd.data ? cmd.data : "", cmd.len, &o, &reply, err, sizeof err) < 0) {
 		code = die(RUN_EXIT_ERROR, "%s", err);
+		goto out;
+	}
+	if (as_job) { /* 202 {"job_id", "state"} */
+		const char *id = json_string_value(json_object_get(reply, "job_id"));
+		if (a->json) {
+			char *s = json_dumps(reply, JSON_COMPACT);
+			printf("%s\n", s ? s : "null");
+			free(s);
+		} else
+			printf("%s\n", id ? id : "");
+		code = id ? 0 : die(RUN_EXIT_ERROR, "sharnessd's reply carries no job_id");
 		goto out;
 	}
 	size_t olen, elen;
@@ -417,7 +453,8 @@ int main(int argc, char **argv)
 		code = EXIT_USAGE;
 		goto out;
 	}
-	int is_run = strcmp(a.cmdname, "run") == 0;
+	int is_job_start = strcmp(a.cmdname, "job") == 0 && a.npos >= 1 && strcmp(a.pos[0], "start") == 0;
+	int is_run = strcmp(a.cmdname, "run") == 0 || is_job_start;
 	if (conf_resolve(&a.conf, err, sizeof err) < 0) {
 		code = die(is_run ? RUN_EXIT_ERROR : EXIT_USAGE, "%s", err);
 		goto out;
@@ -426,8 +463,19 @@ int main(int argc, char **argv)
 		code = die(EXIT_USAGE, "--, --stdin, --cwd, --timeout and --env belong to run");
 		goto out;
 	}
-	if (is_run) {
-		code = cmd_run(&a);
+	if (strcmp(a.cmdname, "job") != 0 && (a.stream || a.since || a.follow)) {
+		code = die(EXIT_USAGE, "--stream, --since and -f belong to job output");
+		goto out;
+	}
+	if (is_job_start) {
+		code = a.npos != 1 ? die(RUN_EXIT_ERROR, "job start takes the command after --") : cmd_run(&a, true);
+	} else if (is_run) {
+		code = cmd_run(&a, false);
+	} else if (strcmp(a.cmdname, "job") == 0) {
+		struct job_args j = {.sub = a.npos ? a.pos[0] : "", .id = a.npos > 1 ? a.pos[1] : NULL,
+		                     .stream = a.stream, .since = a.since, .follow = a.follow, .json = a.json};
+		code = a.npos < 1 || a.npos > 2 ? die(EXIT_USAGE, "usage: sharness-client job start|status|output|kill|list ...")
+		                                : job_main(&a.conf, &j);
 	} else if (strcmp(a.cmdname, "profiles") == 0) {
 		code = cmd_get(&a, "/v0/profiles", print_profiles);
 	} else if (strcmp(a.cmdname, "policy") == 0) {

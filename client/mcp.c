@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "api.h"
 #include "buf.h"
 #include "run.h"
 
@@ -68,7 +69,54 @@ static json_t *initialize(json_t *params)
 			 "between calls.");
 }
 
+static json_t *tools_list_run(void);
+
+static json_t *job_tool(const char *name, const char *title, const char *desc, bool output)
+{
+	json_t *props = json_pack("{s:{s:s, s:s}}", "job_id", "type", "string", "description",
+				  "the job's id (32 hex digits), from job_start or job_list");
+	if (output) {
+		json_object_set_new(props, "stream", json_pack("{s:s, s:[s,s], s:s}", "type", "string", "enum", "stdout",
+								"stderr", "description", "which output; default stdout"));
+		json_object_set_new(props, "since", json_pack("{s:s, s:i, s:s}", "type", "integer", "minimum", 0,
+							       "description",
+							       "byte offset to read from: 0, then the 'next' of the last read"));
+	}
+	return json_pack("{s:s, s:s, s:s, s:{s:s, s:o, s:[s], s:b}, s:{s:b, s:b}}", "name", name, "title", title,
+			 "description", desc, "inputSchema", "type", "object", "properties", props, "required", "job_id",
+			 "additionalProperties", 0, "annotations", "readOnlyHint", strcmp(name, "job_kill") != 0,
+			 "openWorldHint", 0);
+}
+
 static json_t *tools_list(void)
+{
+	json_t *l = tools_list_run();
+	json_t *tools = json_object_get(l, "tools");
+	json_t *start = json_deep_copy(json_array_get(tools, 0));
+	json_object_set_new(start, "name", json_string("job_start"));
+	json_object_set_new(start, "title", json_string("Start a shell command as a job"));
+	json_object_set_new(start, "description",
+			    json_string("Start a shell command (bash -c) as a job in a fresh sharnessd sandbox and return "
+					"its job_id at once: for dev servers, long builds and test runs. Read its output "
+					"with job_output, its state and exit with job_status; it ends at its timeout."));
+	json_array_append_new(tools, start);
+	json_array_append_new(tools, job_tool("job_status", "A job's state and exit",
+					      "The job's state (running, exited, killed, failed), exit code, usage "
+					      "and denials.", false));
+	json_array_append_new(tools, job_tool("job_output", "A job's output from an offset",
+					      "The job's filtered output from byte 'since' on (at most 1 MiB), with "
+					      "the offset to ask for next.", true));
+	json_array_append_new(tools, job_tool("job_kill", "Kill a job", "Kill a running job; its output stays "
+					      "readable.", false));
+	json_t *list = json_pack("{s:s, s:s, s:s, s:{s:s, s:{}, s:b}, s:{s:b, s:b}}", "name", "job_list", "title",
+				 "List my jobs", "description", "The jobs this certificate started and the daemon still "
+				 "holds.", "inputSchema", "type", "object", "properties", "additionalProperties", 0,
+				 "annotations", "readOnlyHint", 1, "openWorldHint", 0);
+	json_array_append_new(tools, list);
+	return l;
+}
+
+static json_t *tools_list_run(void)
 {
 	return json_pack(
 		"{s:[{s:s, s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:i, s:s}},"
@@ -157,14 +205,81 @@ static void send_progress(void *arg, int fd, const char *buf, size_t len)
 		send_msg(m);
 }
 
+/* job_status, job_output, job_kill, job_list: one API call each; the text
+ * is the JSON (output: the data, then where to read on). */
+static json_t *job_call(const struct conf *c, const char *name, json_t *args, json_t *id, int *proto_err)
+{
+	char path[256], err[600], msg[700];
+	const char *key;
+	json_t *v;
+	*proto_err = 0;
+	bool list = strcmp(name, "job_list") == 0, output = strcmp(name, "job_output") == 0;
+	bool kill = strcmp(name, "job_kill") == 0;
+	if (!list && !output && !kill && strcmp(name, "job_status") != 0) {
+		send_error(id, -32602, "unknown tool: the tools are run_command, job_start, job_status, job_output, job_kill, job_list");
+		*proto_err = 1;
+		return NULL;
+	}
+	if (args && !json_is_object(args))
+		return tool_error("arguments must be an object");
+	json_object_foreach(args, key, v) {
+		if (!(strcmp(key, "job_id") == 0 && !list) &&
+		    !(output && (strcmp(key, "stream") == 0 || strcmp(key, "since") == 0))) {
+			snprintf(msg, sizeof msg, "unknown argument '%.100s' for %s", key, name);
+			return tool_error(msg);
+		}
+	}
+	const char *jid = json_string_value(json_object_get(args, "job_id"));
+	if (!list && (!jid || strlen(jid) != 32 || strspn(jid, "0123456789abcdef") != 32))
+		return tool_error("argument 'job_id' must be a job id: 32 hex digits, from job_start or job_list");
+	const char *st = json_string_value(json_object_get(args, "stream"));
+	json_t *since = json_object_get(args, "since");
+	if (output && ((json_object_get(args, "stream") && (!st || (strcmp(st, "stdout") && strcmp(st, "stderr")))) ||
+		       (since && (!json_is_integer(since) || json_integer_value(since) < 0))))
+		return tool_error("'stream' is stdout or stderr and 'since' a byte offset, 0 or more");
+	if (list)
+		snprintf(path, sizeof path, "/v0/jobs");
+	else if (output)
+		snprintf(path, sizeof path, "/v0/jobs/%s/output?stream=%s&since=%lld", jid, st ? st : "stdout",
+			 since ? (long long)json_integer_value(since) : 0LL);
+	else
+		snprintf(path, sizeof path, "/v0/jobs/%s", jid);
+	json_t *r = NULL;
+	int status;
+	if (api_call(c, kill ? "DELETE" : "GET", path, NULL, &r, &status, err, sizeof err) < 0) {
+		snprintf(msg, sizeof msg, "sharnessd: %s", err);
+		return tool_error(msg);
+	}
+	struct buf t = {0};
+	if (output) {
+		json_t *d = json_object_get(r, "data");
+		buf_append(&t, json_string_value(d) ? json_string_value(d) : "", json_string_length(d));
+		buf_printf(&t, "%s[next offset %lld; %s; job %s]", t.len && t.data[t.len - 1] != '\n' ? "\n" : "",
+			   (long long)json_integer_value(json_object_get(r, "next")),
+			   json_is_true(json_object_get(r, "more")) ? "more to read" : "all read so far",
+			   json_string_value(json_object_get(r, "state")) ? json_string_value(json_object_get(r, "state")) : "?");
+	} else {
+		char *s = json_dumps(r, JSON_COMPACT);
+		buf_puts(&t, s ? s : "{}");
+		free(s);
+	}
+	json_t *txt = t.data ? json_stringn(t.data, t.len) : json_string("");
+	buf_free(&t);
+	return json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content", "type", "text", "text", txt ? txt : json_string(""),
+			 "structuredContent", r, "isError", 0);
+}
+
 static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *params, json_t *id, int *proto_err)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	char err[600], msg[700];
 	*proto_err = 0;
-	if (!name || strcmp(name, "run_command") != 0) {
-		send_error(id, -32602, "unknown tool: this server has only run_command");
+	bool job_start = name && strcmp(name, "job_start") == 0;
+	if (name && strncmp(name, "job_", 4) == 0 && !job_start)
+		return job_call(c, name, json_object_get(params, "arguments"), id, proto_err);
+	if (!name || (strcmp(name, "run_command") != 0 && !job_start)) {
+		send_error(id, -32602, "unknown tool: the tools are run_command, job_start, job_status, job_output, job_kill, job_list");
 		*proto_err = 1;
 		return NULL;
 	}
@@ -175,7 +290,7 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 	json_t *v;
 	json_object_foreach(args, key, v) {
 		if (strcmp(key, "command") && strcmp(key, "profile") && strcmp(key, "cwd") && strcmp(key, "timeout_s")) {
-			snprintf(msg, sizeof msg, "unknown argument '%.100s': run_command takes command, profile, cwd, timeout_s", key);
+			snprintf(msg, sizeof msg, "unknown argument '%.100s': %s takes command, profile, cwd, timeout_s", key, name);
 			return tool_error(msg);
 		}
 	}
@@ -203,7 +318,9 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 	}
 	json_t *tok = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	struct progress pr = {.token = tok, .out = {{.max = 4u << 20}, {.max = 4u << 20}}};
-	if (tok && (json_is_string(tok) || json_is_integer(tok))) {
+	if (job_start)
+		o.path = "/v0/jobs";
+	else if (tok && (json_is_string(tok) || json_is_integer(tok))) {
 		o.on_output = send_progress;
 		o.on_output_arg = &pr;
 	}
@@ -213,6 +330,15 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 		buf_free(&pr.out[1]);
 		snprintf(msg, sizeof msg, "sharnessd did not run the command: %s", err);
 		return tool_error(msg);
+	}
+	if (job_start) {
+		const char *jid = json_string_value(json_object_get(reply, "job_id"));
+		snprintf(msg, sizeof msg, "job %s started; read its output with job_output, its exit with job_status",
+			 jid ? jid : "?");
+		json_t *res = json_pack("{s:[{s:s, s:s}], s:O, s:b}", "content", "type", "text", "text", msg,
+					"structuredContent", reply, "isError", jid == NULL);
+		json_decref(reply);
+		return res;
 	}
 	if (o.on_output) {
 		for (int i = 0; i < 2; i++) {

@@ -180,7 +180,7 @@ static int post_run(const struct conf *c, json_t *req, const char *hdr, const st
 		    int *status, long *ra, char *err, size_t errlen)
 {
 	if (!o->on_output)
-		return api_call_ra(c, "POST", "/v0/run", req, hdr, reply, status, ra, err, errlen);
+		return api_call_ra(c, "POST", o->path ? o->path : "/v0/run", req, hdr, reply, status, ra, err, errlen);
 	struct events ev = {.o = o, .line = {.max = 64u << 20}};
 	int rc = api_call_stream(c, "POST", "/v0/run", req, hdr, on_ndjson, &ev, reply, status, ra, err, errlen);
 	if (rc == 0) {

@@ -24,6 +24,7 @@ struct run_opts {
 	const char *stdin_data;     /* NULL: no stdin field */
 	size_t stdin_len;
 	json_t *env;                /* object string->string or NULL; borrowed */
+	const char *path;           /* NULL: /v0/run; "/v0/jobs" starts a job */
 	/* "stream": true - each piece of output as it arrives (fd 1 stdout, 2
 	 * stderr); the reply is then the final event, without stdout/stderr. */
 	void (*on_output)(void *arg, int fd, const char *buf, size_t len);

@@ -50,6 +50,8 @@
 #define DEFAULT_APPROVAL_TIMEOUT_S 90u /* below an agent's 120 s tool timeout (SPEC §15.3) */
 #define DEFAULT_QUEUE_TIMEOUT_S 30u
 #define DEFAULT_QUEUE_MAX 64u
+#define DEFAULT_MAX_JOBS 8u        /* live jobs per certificate */
+#define DEFAULT_JOB_RETAIN_S 600u  /* a finished job's output stays readable */
 #define DEFAULT_PREWARM 1u
 #define DEFAULT_DISK_MAX_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DISK_MAX_INODES UINT64_C(100000)
@@ -239,6 +241,8 @@ int config_defaults(struct config *c, char *err, size_t errlen)
 	c->approval_timeout_s = DEFAULT_APPROVAL_TIMEOUT_S;
 	c->queue_timeout_s = DEFAULT_QUEUE_TIMEOUT_S;
 	c->queue_max = DEFAULT_QUEUE_MAX;
+	c->max_jobs = DEFAULT_MAX_JOBS;
+	c->job_retain_s = DEFAULT_JOB_RETAIN_S;
 	c->prewarm = DEFAULT_PREWARM;
 	c->disk_max_bytes = DEFAULT_DISK_MAX_BYTES;
 	c->disk_max_inodes = DEFAULT_DISK_MAX_INODES;
@@ -478,7 +482,7 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		"listen",      "listen_non_loopback", "tls",      "profiles_dir", "workspaces",
 		"uid_range",   "max_runs",            "secrets_file", "audit_log", "state_dir",
 		"limits",      "approval_timeout_s",  "proxy",    "prewarm",   "landlock_min_abi",
-		"queue_max",   "queue_timeout_s",
+		"queue_max",   "queue_timeout_s",     "max_jobs", "job_retain_s",
 		NULL};
 	/* clang-format on */
 	const cJSON *v;
@@ -543,6 +547,18 @@ static int overlay(const char *origin, const cJSON *root, const char *base, stru
 		if (jsonstrict_get_uint(origin, "queue_timeout_s", v, 1, 3600, &x, err, errlen) < 0)
 			return -1;
 		c->queue_timeout_s = (unsigned)x;
+	}
+	/* Jobs (jobs.c): live ones per certificate, and how long a finished
+	 * one stays readable. */
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "max_jobs"))) {
+		if (jsonstrict_get_uint(origin, "max_jobs", v, 0, 256, &x, err, errlen) < 0)
+			return -1;
+		c->max_jobs = (unsigned)x;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(root, "job_retain_s"))) {
+		if (jsonstrict_get_uint(origin, "job_retain_s", v, 1, 86400, &x, err, errlen) < 0)
+			return -1;
+		c->job_retain_s = (unsigned)x;
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(root, "secrets_file"))) {
 		if (cJSON_IsNull(v)) {

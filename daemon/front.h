@@ -37,6 +37,7 @@ struct front {
 	struct approvals *approvals; /* runs waiting for a person */
 	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
+	struct jobs *jobs;           /* runs started with POST /v0/jobs (jobs.c) */
 };
 
 /* In the forked front process: drop privileges, serve until SIGTERM.

@@ -10,6 +10,7 @@
 #include "front.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include "connguard.h"
 #include "utf8.h"
 #include "execute.h"
+#include "jobs.h"
 #include "live.h"
 #include "log.h"
 #include "privsep.h"
@@ -37,7 +39,10 @@
 #include "scrub.h"
 #include "tls.h"
 
-enum route { ROUTE_NONE, ROUTE_RUN, ROUTE_PROFILES, ROUTE_POLICY, ROUTE_APPROVALS, ROUTE_DECIDE };
+enum route {
+	ROUTE_NONE, ROUTE_RUN, ROUTE_PROFILES, ROUTE_POLICY, ROUTE_APPROVALS, ROUTE_DECIDE,
+	ROUTE_JOB_START, ROUTE_JOB_LIST, ROUTE_JOB_GET, ROUTE_JOB_KILL,
+};
 
 struct conn_ctx {
 	enum route route;
@@ -76,6 +81,10 @@ static const struct {
 	{"/v0/policy", false, "GET", ROUTE_POLICY, WHO_ANY},
 	{"/v0/approvals", false, "GET", ROUTE_APPROVALS, WHO_ANY},
 	{"/v0/approvals/", true, "POST", ROUTE_DECIDE, WHO_PERSON},
+	{"/v0/jobs", false, "POST", ROUTE_JOB_START, WHO_RUNNER},
+	{"/v0/jobs", false, "GET", ROUTE_JOB_LIST, WHO_RUNNER},
+	{"/v0/jobs/", true, "GET", ROUTE_JOB_GET, WHO_RUNNER},
+	{"/v0/jobs/", true, "DELETE", ROUTE_JOB_KILL, WHO_RUNNER},
 };
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
@@ -568,8 +577,185 @@ static enum MHD_Result start_stream(struct front *f, struct MHD_Connection *c, s
 	return ret;
 }
 
-static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+/* ---- jobs (SPEC §15.3): POST /v0/jobs, GET /v0/jobs[/ID[/output]], DELETE ----
+ * A job is a run in a thread of its own, like a stream, whose output goes to
+ * the job table (jobs.c) instead of a client.  It does not watch any client:
+ * its "client" is a pipe that DELETE closes, which kills the run the way a
+ * hang-up does; its timeout is the run's. */
+struct job_run {
+	struct front *f;
+	struct conn_ctx who;
+	char method[8], url[64];
+	struct run_request r;
+	char run_id[RUN_ID_LEN + 1];
+	cJSON *line;
+	struct execute_env env;
+	int kill_r;
+	struct job *job;
+};
+
+static void *job_main(void *arg)
+{
+	struct job_run *s = arg;
+	struct run_result res;
+	struct request_error e;
+	s->env.output = job_output;
+	s->env.output_arg = s->job;
+	int rc = execute_run(&s->env, &s->r, s->run_id, s->kill_r, &res, &e);
+	if (rc == 0) {
+		char *body = reply_body(&res, &s->r, s->run_id, true);
+		job_finish(s->f->jobs, s->job, body ? body : "{}", NULL);
+		free(body);
+		add_result_to_audit(s->line, &res);
+		audit_request(s->f, &s->who, s->method, s->url, 200, NULL, s->line);
+	} else {
+		char *j = NULL;
+		if (e.status != 499) { /* 499: DELETE killed it, output kept */
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "code", e.code);
+			cJSON_AddStringToObject(o, "message", e.message);
+			cJSON_AddNumberToObject(o, "status", e.status);
+			j = cJSON_PrintUnformatted(o);
+			cJSON_Delete(o);
+		}
+		job_finish(s->f->jobs, s->job, NULL, j ? j : (e.status == 499 ? NULL : "{}"));
+		free(j);
+		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.status == 499 ? "job_killed" : e.code,
+		              s->line);
+	}
+	if (res.chan >= 0) {
+		struct pollfd p = {.fd = res.chan, .events = POLLIN};
+		(void)poll(&p, 1, 5000);
+		close(res.chan);
+	}
+	atomic_fetch_sub(&s->f->runs, 1);
+	runq_release(s->f->runq);
+	if (rc == 0)
+		execute_result_free(&res);
+	close(s->kill_r);
+	request_free(&s->r);
+	free(s);
+	return NULL;
+}
+
+static enum MHD_Result start_job(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+                                 const char *method, const char *url, struct run_request *r, const char *run_id,
+                                 cJSON *line, const struct execute_env *env)
+{
+	struct request_error e;
+	char why[200] = "";
+	int kp[2] = {-1, -1};
+	struct job_run *s = calloc(1, sizeof(*s));
+	struct job *b = NULL;
+	if (s && pipe2(kp, O_CLOEXEC) == 0)
+		b = jobs_add(f->jobs, run_id, x->peer.fp, x->peer.cn, r->profile->name, r->profile->output_max,
+		             r->timeout_s, kp[1], why, sizeof(why));
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (b) {
+		s->f = f;
+		s->who.peer = x->peer;
+		snprintf(s->method, sizeof(s->method), "%s", method);
+		snprintf(s->url, sizeof(s->url), "%s", url);
+		s->r = *r;
+		snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
+		s->line = line;
+		s->env = *env;
+		s->kill_r = kp[0];
+		s->job = b;
+		cJSON_AddBoolToObject(line, "job", true);
+	}
+	if (!b || pthread_create(&th, &attr, job_main, s) != 0) {
+		pthread_attr_destroy(&attr);
+		if (b)
+			job_finish(f->jobs, b, NULL, "{\"code\":\"internal\",\"message\":\"The job could not start.\"}");
+		else if (kp[1] >= 0)
+			close(kp[1]);
+		if (kp[0] >= 0)
+			close(kp[0]);
+		free(s);
+		atomic_fetch_sub(&f->runs, 1);
+		runq_release(f->runq);
+		request_free(r);
+		if (why[0] && strstr(why, "max_jobs"))
+			request_error_set(&e, 429, "too_many_jobs", "%s", why);
+		else
+			request_error_set(&e, 503, "at_capacity", "%s", why[0] ? why : "The job could not start; retry in a moment.");
+		return respond_error(f, c, x, method, url, &e, line);
+	}
+	pthread_attr_destroy(&attr);
+	char body[96];
+	snprintf(body, sizeof(body), "{\"job_id\":\"%s\",\"state\":\"running\"}", run_id);
+	return respond(c, 202, body, NULL, NULL);
+}
+
+static enum MHD_Result handle_job(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
                                   const char *method, const char *url)
+{
+	struct request_error e;
+	char *body = NULL;
+	if (x->route == ROUTE_JOB_LIST) {
+		body = jobs_list(f->jobs, x->peer.fp);
+		goto reply;
+	}
+	const char *rest = url + strlen("/v0/jobs/");
+	char id[33] = "";
+	size_t idlen = strcspn(rest, "/");
+	const char *tail = rest + idlen;
+	if (idlen == 32)
+		memcpy(id, rest, 32);
+	bool output = strcmp(tail, "/output") == 0;
+	if (!(tail[0] == '\0' || (output && x->route == ROUTE_JOB_GET))) {
+		request_error_set(&e, 404, "not_found", "There is no endpoint %.64s; see GET /v0/policy.", url);
+		return respond_error(f, c, x, method, url, &e, NULL);
+	}
+	if (x->route == ROUTE_JOB_KILL) {
+		bool ended = false;
+		if (jobs_kill(f->jobs, id, x->peer.fp, &ended) == 0) {
+			char b[128];
+			snprintf(b, sizeof(b), "{\"job_id\":\"%s\",\"state\":\"%s\"}", id, ended ? "ended" : "killed");
+			body = strdup(b);
+		}
+	} else if (output) {
+		const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "stream");
+		const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
+		int which = -1;
+		if (!st || strcmp(st, "stdout") == 0)
+			which = 0;
+		else if (strcmp(st, "stderr") == 0)
+			which = 1;
+		char *end = NULL;
+		errno = 0;
+		unsigned long long n = since ? strtoull(since, &end, 10) : 0;
+		if (which < 0 || (since && (!*since || *end || errno || since[0] == '-' || n > (1ULL << 62)))) {
+			request_error_set(&e, 400, "bad_field",
+			                  "Query 'stream' is stdout or stderr, and 'since' a byte offset (0 or more).");
+			return respond_error(f, c, x, method, url, &e, NULL);
+		}
+		body = jobs_output(f->jobs, id, x->peer.fp, which, n);
+	} else {
+		body = jobs_status(f->jobs, id, x->peer.fp);
+	}
+	if (!body) {
+		/* Another certificate's job is no job at all. */
+		request_error_set(&e, 404, "unknown_job", "There is no job '%.40s' of this certificate (it may have ended more than job_retain_s ago); GET /v0/jobs lists them.", id[0] ? id : rest);
+		return respond_error(f, c, x, method, url, &e, NULL);
+	}
+reply:
+	if (!body) {
+		request_error_set(&e, 500, "internal", "The front is out of memory.");
+		return respond_error(f, c, x, method, url, &e, NULL);
+	}
+	audit_request(f, x, method, url, 200, NULL, NULL);
+	enum MHD_Result ret = respond(c, 200, body, NULL, NULL);
+	free(body);
+	return ret;
+}
+
+static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
+                                  const char *method, const char *url, bool as_job)
 {
 	struct request_error e;
 	struct run_request r;
@@ -578,6 +764,12 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 
 	if (request_parse_run(x->body ? x->body : "", x->len, f->cfg, f->profiles, &r, &e) < 0)
 		return respond_error(f, c, x, method, url, &e, NULL);
+	if (as_job && r.stream) {
+		request_free(&r);
+		request_error_set(&e, 400, "bad_field",
+		                  "Field 'stream' is for POST /v0/run; a job's output is read with GET /v0/jobs/ID/output.");
+		return respond_error(f, c, x, method, url, &e, NULL);
+	}
 	new_run_id(run_id);
 	cJSON *line = run_audit_line(f, &r, run_id);
 	/* The client's nonce for this request (32 hex digits, else ignored):
@@ -632,6 +824,8 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	}
 	struct execute_env env = {.ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
 	                          .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
+	if (as_job)
+		return start_job(f, c, x, method, url, &r, run_id, line, &env);
 	if (r.stream)
 		return start_stream(f, c, x, method, url, &r, run_id, line, &env, client_fd);
 	int rc = execute_run(&env, &r, run_id, client_fd, &res, &e);
@@ -708,7 +902,7 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 			request_error_set(e, 404, "not_found", "There is no endpoint %.64s; see GET /v0/policy.", url);
 		return -1;
 	}
-	if (x->route == ROUTE_RUN || x->route == ROUTE_DECIDE) {
+	if (x->route == ROUTE_RUN || x->route == ROUTE_DECIDE || x->route == ROUTE_JOB_START) {
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		if (!ct || (strncasecmp(ct, "application/json", 16) != 0) || (ct[16] != '\0' && ct[16] != ';')) {
 			request_error_set(e, 415, "unsupported_media_type", "POST %.64s takes Content-Type: application/json.", url);
@@ -773,7 +967,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	switch (x->route) {
 	case ROUTE_RUN:
-		return handle_run(f, c, x, method, url);
+		return handle_run(f, c, x, method, url, false);
+	case ROUTE_JOB_START:
+		return handle_run(f, c, x, method, url, true);
+	case ROUTE_JOB_LIST:
+	case ROUTE_JOB_GET:
+	case ROUTE_JOB_KILL:
+		return handle_job(f, c, x, method, url);
 	case ROUTE_PROFILES:
 		audit_request(f, x, method, url, 200, NULL, NULL);
 		return respond(c, 200, f->profiles_json, NULL, NULL);

@@ -39,6 +39,7 @@
 #include "instance.h"
 #include "landlock.h"
 #include "launcher.h"
+#include "jobs.h"
 #include "log.h"
 #include "notify.h"
 #include "ns.h"
@@ -393,6 +394,7 @@ int main(int argc, char **argv)
 	f.profiles_json = policy_profiles(&profiles);
 	f.approvals = approvals_new(cfg.max_runs * 4);
 	f.runq = runq_new(cfg.max_runs, cfg.queue_max);
+	f.jobs = jobs_new(cfg.max_jobs, cfg.job_retain_s);
 	if (!f.approvals || !f.runq)
 		log_fatal("out of memory");
 	f.audit_fd = audit_open(cfg.audit_log);

@@ -66,6 +66,11 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddItemToArray(person, cJSON_CreateString("person"));
 	cJSON_AddItemToObject(ep, "POST /v0/approvals/{id}", person);
 	cJSON_AddItemToObject(ep, "POST /v0/run", roles(1));
+	cJSON_AddItemToObject(ep, "POST /v0/jobs", roles(1));
+	cJSON_AddItemToObject(ep, "GET /v0/jobs", roles(1));
+	cJSON_AddItemToObject(ep, "GET /v0/jobs/{id}", roles(1));
+	cJSON_AddItemToObject(ep, "GET /v0/jobs/{id}/output", roles(1));
+	cJSON_AddItemToObject(ep, "DELETE /v0/jobs/{id}", roles(1));
 
 	cJSON *f = cJSON_AddObjectToObject(o, "filter");
 	cJSON *rules = cJSON_AddArrayToObject(f, "rules");
@@ -103,6 +108,8 @@ char *policy_build(const struct config *cfg, const struct profile_set *profiles,
 	cJSON_AddNumberToObject(lim, "prewarm", cfg->prewarm);
 	cJSON_AddNumberToObject(lim, "queue_max", cfg->queue_max);
 	cJSON_AddNumberToObject(lim, "queue_timeout_s", cfg->queue_timeout_s);
+	cJSON_AddNumberToObject(lim, "max_jobs", cfg->max_jobs);
+	cJSON_AddNumberToObject(lim, "job_retain_s", cfg->job_retain_s);
 	cJSON_AddNumberToObject(lim, "stdin_bytes", RUN_STDIN_MAX);
 
 	snprintf(listen, sizeof(listen), "%s:%u", cfg->listen_host, cfg->listen_port);

@@ -185,6 +185,11 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_pee
 	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME, 1, 0, NULL, &esz) ==
 	            GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
 		peer->role = role_from_ou(peer->ou);
+	unsigned char dig[32];
+	size_t dlen = sizeof(dig);
+	if (gnutls_fingerprint(GNUTLS_DIG_SHA256, &chain[0], dig, &dlen) == 0 && dlen == sizeof(dig))
+		for (size_t i = 0; i < sizeof(dig); i++)
+			snprintf(peer->fp + 2 * i, 3, "%02x", dig[i]);
 	remember(seen, s, crt, peer);
 	rc = 0;
 out:

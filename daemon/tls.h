@@ -21,6 +21,7 @@ struct tls_peer {
 	char cn[128];
 	char ou[64];
 	enum tls_role role;
+	char fp[65];  /* SHA-256 of the certificate (hex): what owns a job */
 };
 
 /* A client that sends no certificate fails the handshake and never reaches

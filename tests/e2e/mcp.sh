@@ -41,7 +41,7 @@ check_eq "mcp: initialize names the server and the tools capability" \
 check_eq "mcp: ping -> {}" "$(line 2 | jq -c '[.id, .result]')" '["p",{}]'
 check_eq "mcp: unknown method -> -32601" "$(line 3 | jq -c '[.id, .error.code]')" '[3,-32601]'
 check_eq "mcp: bad JSON -> -32700 with id null" "$(line 4 | jq -c '[.id, .error.code]')" '[null,-32700]'
-check_eq "mcp: tools/list has exactly run_command" "$(line 5 | jq -c '[.id, [.result.tools[].name]]')" '[4,["run_command"]]'
+check_eq "mcp: tools/list has run_command and the job tools" "$(line 5 | jq -c '[.id, [.result.tools[].name]]')" '[4,["run_command","job_start","job_status","job_output","job_kill","job_list"]]'
 check_eq "mcp: run_command requires command (string)" \
 	"$(line 5 | jq -c '.result.tools[0].inputSchema | [.required, .properties.command.type, (.properties | keys)]')" \
 	'[["command"],"string",["command","cwd","profile","timeout_s"]]'
@@ -73,7 +73,7 @@ sdk() { node "$npmdir/client.mjs" "$C" "$1" 2>"$tmp/sdk.err"; }
 SHARNESS_CA=$tmp/certs/ca.pem SHARNESS_CERT=$tmp/certs/app.pem SHARNESS_KEY=$tmp/certs/app.key \
 SHARNESS_URL=https://127.0.0.1:1 sdk '[{"command":"true"}]' >"$tmp/s0"
 check_eq "sdk: initialize negotiates 2025-11-25" "$(jq -r .protocolVersion "$tmp/s0")" 2025-11-25
-check_eq "sdk: tools/list -> run_command" "$(jq -c '[.tools[].name]' "$tmp/s0")" '["run_command"]'
+check_eq "sdk: tools/list -> run_command and the job tools (the SDK validates each schema)" "$(jq -c '[.tools[].name]' "$tmp/s0")" '["run_command","job_start","job_status","job_output","job_kill","job_list"]'
 check_eq "sdk: ping" "$(jq -c .ping "$tmp/s0")" '{}'
 check_eq "sdk: unreachable daemon -> isError with a clear message" \
 	"$(jq -c '.calls[0] | [.isError, (.content[0].text | test("cannot reach sharnessd at https://127.0.0.1:1"))]' "$tmp/s0")" '[true,true]'

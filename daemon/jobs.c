@@ -1,0 +1,403 @@
+/*
+ * jobs.c - the front's table of jobs (jobs.h).
+ *
+ * Each job keeps, per stream, the first half of the profile's output cap as
+ * the head and the last half as a rolling tail, with the absolute offset of
+ * every byte, so a reader that asks for `since=N` gets the bytes from N on
+ * - or, when N fell in what was dropped between head and tail, the tail's
+ * start and `skipped` bytes - and the next offset to ask for.  Memory per
+ * job is its cap at most; a finished job gives back what it did not use,
+ * and goes `retain_s` after it ended (looked at on every call: no timer).
+ *
+ * Locking: one mutex for the table and every job in it.  A running job is
+ * never freed; its run thread stops touching it at job_finish.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "jobs.h"
+#include "utf8.h"
+
+struct job_out {
+	char *head;
+	size_t head_len, head_cap;
+	char *tail;              /* ring of tail_cap bytes */
+	size_t tail_cap, tail_start, tail_len;
+	uint64_t total;          /* bytes seen */
+};
+
+struct job {
+	char id[33];
+	char owner_fp[65];
+	char owner_cn[128];
+	char profile[32];
+	bool running, killed;
+	time_t started_wall, ended_wall;
+	struct timespec ended;   /* monotonic: retention */
+	unsigned timeout_s;
+	int kill_w;              /* closed to kill the run */
+	pthread_mutex_t *mu;     /* the table's */
+	struct job_out out[2];
+	char *exit_json;         /* the exit record, once ended */
+	char *error_json;        /* or the error, when the run failed */
+};
+
+struct jobs {
+	pthread_mutex_t mu;
+	struct job *v[JOBS_TOTAL_MAX];
+	size_t n;
+	unsigned max_live, retain_s;
+};
+
+struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s)
+{
+	struct jobs *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
+	j->max_live = max_live_per_owner;
+	j->retain_s = retain_s;
+	return j;
+}
+
+static void job_free(struct job *b)
+{
+	for (int i = 0; i < 2; i++) {
+		free(b->out[i].head);
+		free(b->out[i].tail);
+	}
+	free(b->exit_json);
+	free(b->error_json);
+	free(b);
+}
+
+void jobs_free(struct jobs *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->n; i++)
+		if (!j->v[i]->running)
+			job_free(j->v[i]);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+/* Finished jobs past their retention go.  Called with mu held. */
+static void sweep(struct jobs *j)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	size_t k = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		struct job *b = j->v[i];
+		if (!b->running && now.tv_sec - b->ended.tv_sec >= (time_t)j->retain_s)
+			job_free(b);
+		else
+			j->v[k++] = b;
+	}
+	j->n = k;
+}
+
+static struct job *find(struct jobs *j, const char *id, const char *owner_fp)
+{
+	if (!id || strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32 || !owner_fp || !owner_fp[0])
+		return NULL;
+	for (size_t i = 0; i < j->n; i++)
+		if (strcmp(j->v[i]->id, id) == 0 && strcmp(j->v[i]->owner_fp, owner_fp) == 0)
+			return j->v[i];
+	return NULL;
+}
+
+struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
+                     const char *profile, size_t out_cap, unsigned timeout_s, int kill_w, char *why,
+                     size_t whylen)
+{
+	pthread_mutex_lock(&j->mu);
+	sweep(j);
+	unsigned live = 0;
+	for (size_t i = 0; i < j->n; i++)
+		live += j->v[i]->running && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
+	struct job *b = NULL;
+	if (live >= j->max_live) {
+		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
+	} else if (j->n >= JOBS_TOTAL_MAX) {
+		/* Room: the oldest finished job goes early. */
+		size_t oldest = SIZE_MAX;
+		for (size_t i = 0; i < j->n; i++)
+			if (!j->v[i]->running && (oldest == SIZE_MAX || j->v[i]->ended.tv_sec < j->v[oldest]->ended.tv_sec))
+				oldest = i;
+		if (oldest == SIZE_MAX)
+			snprintf(why, whylen, "The daemon holds %d jobs; try again later.", JOBS_TOTAL_MAX);
+		else {
+			job_free(j->v[oldest]);
+			j->v[oldest] = j->v[--j->n];
+		}
+	}
+	if (!why[0] && (b = calloc(1, sizeof(*b)))) {
+		snprintf(b->id, sizeof(b->id), "%s", id);
+		snprintf(b->owner_fp, sizeof(b->owner_fp), "%s", owner_fp);
+		snprintf(b->owner_cn, sizeof(b->owner_cn), "%s", owner_cn);
+		snprintf(b->profile, sizeof(b->profile), "%s", profile);
+		b->running = true;
+		b->started_wall = time(NULL);
+		b->timeout_s = timeout_s;
+		b->kill_w = kill_w;
+		b->mu = &j->mu;
+		for (int i = 0; i < 2; i++) {
+			b->out[i].head_cap = out_cap - out_cap / 2;
+			b->out[i].tail_cap = out_cap / 2;
+		}
+		j->v[j->n++] = b;
+	} else if (!why[0]) {
+		snprintf(why, whylen, "The front is out of memory.");
+	}
+	pthread_mutex_unlock(&j->mu);
+	return b;
+}
+
+static void out_append(struct job_out *o, const char *buf, size_t len)
+{
+	o->total += len;
+	size_t room = o->head_cap - o->head_len;
+	if (room) {
+		size_t n = len < room ? len : room;
+		char *nh = realloc(o->head, o->head_len + n);
+		if (!nh)
+			return;
+		o->head = nh;
+		memcpy(o->head + o->head_len, buf, n);
+		o->head_len += n;
+		buf += n;
+		len -= n;
+	}
+	if (!len || !o->tail_cap)
+		return;
+	if (!o->tail && !(o->tail = malloc(o->tail_cap)))
+		return;
+	if (len >= o->tail_cap) { /* only the last tail_cap bytes stay */
+		memcpy(o->tail, buf + len - o->tail_cap, o->tail_cap);
+		o->tail_start = 0;
+		o->tail_len = o->tail_cap;
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		size_t at = (o->tail_start + o->tail_len) % o->tail_cap;
+		o->tail[at] = buf[i];
+		if (o->tail_len < o->tail_cap)
+			o->tail_len++;
+		else
+			o->tail_start = (o->tail_start + 1) % o->tail_cap;
+	}
+}
+
+void job_output(void *arg, int which, const char *buf, size_t len)
+{
+	struct job *b = arg;
+	pthread_mutex_lock(b->mu); /* the table's: readers hold it too, briefly */
+	out_append(&b->out[which ? 1 : 0], buf, len);
+	pthread_mutex_unlock(b->mu);
+}
+
+void job_finish(struct jobs *j, struct job *b, const char *exit_json, const char *error_json)
+{
+	pthread_mutex_lock(&j->mu);
+	b->exit_json = exit_json ? strdup(exit_json) : NULL;
+	b->error_json = error_json ? strdup(error_json) : NULL;
+	b->running = false;
+	b->ended_wall = time(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b->ended);
+	if (b->kill_w >= 0)
+		close(b->kill_w);
+	b->kill_w = -1;
+	/* What it did not use goes back (100 finished jobs keep memory flat). */
+	for (int i = 0; i < 2; i++) {
+		struct job_out *o = &b->out[i];
+		if (o->tail && o->tail_len < o->tail_cap) {
+			char *t = realloc(o->tail, o->tail_len ? o->tail_len : 1);
+			if (t) {
+				o->tail = t;
+				o->tail_cap = o->tail_len ? o->tail_len : 1;
+			}
+		}
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void add_times(cJSON *o, const struct job *b)
+{
+	char t[32];
+	struct tm tm;
+	gmtime_r(&b->started_wall, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cJSON_AddStringToObject(o, "started", t);
+	if (!b->running) {
+		gmtime_r(&b->ended_wall, &tm);
+		strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		cJSON_AddStringToObject(o, "ended", t);
+	}
+}
+
+static const char *state_of(const struct job *b)
+{
+	if (b->running)
+		return "running";
+	if (b->killed)
+		return "killed";
+	return b->error_json ? "failed" : "exited";
+}
+
+static cJSON *summary(const struct job *b)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "job_id", b->id);
+	cJSON_AddStringToObject(o, "state", state_of(b));
+	cJSON_AddStringToObject(o, "profile", b->profile);
+	add_times(o, b);
+	cJSON_AddNumberToObject(o, "stdout_bytes", (double)b->out[0].total);
+	cJSON_AddNumberToObject(o, "stderr_bytes", (double)b->out[1].total);
+	return o;
+}
+
+char *jobs_status(struct jobs *j, const char *id, const char *owner_fp)
+{
+	pthread_mutex_lock(&j->mu);
+	sweep(j);
+	struct job *b = find(j, id, owner_fp);
+	char *out = NULL;
+	if (b) {
+		cJSON *o = summary(b);
+		/* The exit record's fields (exit, signal, timed_out, usage, denials, ...). */
+		cJSON *ex = b->exit_json ? cJSON_Parse(b->exit_json) : NULL;
+		cJSON *it;
+		cJSON_ArrayForEach(it, ex) {
+			if (strcmp(it->string, "event") != 0 && !cJSON_HasObjectItem(o, it->string))
+				cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, true));
+		}
+		cJSON_Delete(ex);
+		cJSON *er = b->error_json ? cJSON_Parse(b->error_json) : NULL;
+		if (er)
+			cJSON_AddItemToObject(o, "error", er);
+		if (!b->running)
+			cJSON_AddNumberToObject(o, "retained_s", j->retain_s);
+		out = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return out;
+}
+
+/* Bytes from absolute offset `since` on, at most max: where they are. */
+static size_t read_from(const struct job_out *o, uint64_t since, char *dst, size_t max, uint64_t *from)
+{
+	uint64_t tail_first = o->total - o->tail_len; /* the tail's first byte's offset */
+	size_t n = 0;
+	*from = since;
+	if (since < o->head_len) {
+		size_t take = o->head_len - (size_t)since < max ? o->head_len - (size_t)since : max;
+		memcpy(dst, o->head + since, take);
+		n = take;
+		since += take;
+		if (since < tail_first) /* the rest was dropped: stop at the gap */
+			return n;
+	}
+	if (since < tail_first) { /* asked for dropped bytes: from the tail's start */
+		since = tail_first;
+		if (n == 0)
+			*from = since;
+	}
+	while (n < max && since < o->total) {
+		size_t idx = (size_t)(since - tail_first);
+		dst[n++] = o->tail[(o->tail_start + idx) % o->tail_cap];
+		since++;
+	}
+	return n;
+}
+
+char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int which, uint64_t since)
+{
+	pthread_mutex_lock(&j->mu);
+	sweep(j);
+	struct job *b = find(j, id, owner_fp);
+	char *out = NULL;
+	if (b) {
+		const struct job_out *o = &b->out[which ? 1 : 0];
+		char *buf = malloc(JOB_READ_MAX);
+		uint64_t from = since;
+		size_t n = 0;
+		if (buf && since < o->total)
+			n = read_from(o, since, buf, JOB_READ_MAX, &from);
+		/* End on a whole UTF-8 character when more follows. */
+		size_t cut = n;
+		if (n && from + n < o->total)
+			for (size_t back = 1; back <= 3 && back <= n; back++) {
+				unsigned char ch = (unsigned char)buf[n - back];
+				if ((ch & 0xc0) == 0x80)
+					continue;
+				size_t need = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
+				if (need > back)
+					cut = n - back;
+				break;
+			}
+		bool replaced = false;
+		char *clean = buf ? utf8_clean(buf, cut, &replaced) : NULL;
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "job_id", b->id);
+		cJSON_AddStringToObject(r, "stream", which ? "stderr" : "stdout");
+		cJSON_AddNumberToObject(r, "since", (double)since);
+		if (from > since)
+			cJSON_AddNumberToObject(r, "skipped", (double)(from - since));
+		cJSON_AddStringToObject(r, "data", clean ? clean : "");
+		uint64_t next = since > o->total ? since : from + cut;
+		cJSON_AddNumberToObject(r, "next", (double)next);
+		cJSON_AddNumberToObject(r, "total", (double)o->total);
+		cJSON_AddBoolToObject(r, "more", next < o->total);
+		cJSON_AddStringToObject(r, "state", state_of(b));
+		out = cJSON_PrintUnformatted(r);
+		cJSON_Delete(r);
+		free(clean);
+		free(buf);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return out;
+}
+
+char *jobs_list(struct jobs *j, const char *owner_fp)
+{
+	pthread_mutex_lock(&j->mu);
+	sweep(j);
+	cJSON *o = cJSON_CreateObject();
+	cJSON *a = cJSON_AddArrayToObject(o, "jobs");
+	for (size_t i = 0; i < j->n; i++)
+		if (strcmp(j->v[i]->owner_fp, owner_fp) == 0)
+			cJSON_AddItemToArray(a, summary(j->v[i]));
+	char *out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	pthread_mutex_unlock(&j->mu);
+	return out;
+}
+
+int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, bool *ended)
+{
+	pthread_mutex_lock(&j->mu);
+	sweep(j);
+	struct job *b = find(j, id, owner_fp);
+	int rc = -1;
+	if (b) {
+		*ended = !b->running;
+		if (b->running && b->kill_w >= 0) {
+			b->killed = true;
+			close(b->kill_w); /* the run thread sees the hang-up and kills the run */
+			b->kill_w = -1;
+		}
+		rc = 0;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * jobs.h - runs an agent starts and looks at later (SPEC §15.3, issue 14):
+ * the front's table of jobs, each with its output kept as it arrives (a head
+ * and a rolling tail within the profile's cap, at absolute offsets) and its
+ * exit record once it ends.  A job belongs to the certificate that started
+ * it (its SHA-256); to any other one it does not exist.
+ *
+ * Trust: front; bytes are filtered output, ids and offsets come from clients
+ * and are checked here.
+ */
+#ifndef SHARNESS_JOBS_H
+#define SHARNESS_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JOBS_TOTAL_MAX 1024        /* live and retained, all certificates */
+#define JOB_READ_MAX (1024 * 1024) /* bytes per output read */
+
+struct jobs;
+struct job;
+
+struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s);
+void jobs_free(struct jobs *j);
+
+/* A new running job, or NULL with `why` (the owner's limit, the table's). */
+struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
+                     const char *profile, size_t out_cap, unsigned timeout_s, int kill_w, char *why,
+                     size_t whylen);
+/* The run's output as it arrives (execute_env.output). */
+void job_output(void *job, int which, const char *buf, size_t len);
+/* The run ended: its exit record (a JSON object, copied), or NULL with
+ * `error_json` when it failed; `killed` when DELETE ended it. */
+void job_finish(struct jobs *j, struct job *job, const char *exit_json, const char *error_json);
+
+/* The answers of the API, as JSON (malloc'd), or NULL: no such job for
+ * this owner.  jobs_output: `which` 0 stdout, 1 stderr. */
+char *jobs_status(struct jobs *j, const char *id, const char *owner_fp);
+char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int which, uint64_t since);
+char *jobs_list(struct jobs *j, const char *owner_fp);
+/* Kill a running job (its run is killed, its output kept).  0 done (or it
+ * had ended already: *ended set), -1 no such job for this owner. */
+int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, bool *ended);
+
+#endif
