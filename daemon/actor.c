@@ -57,6 +57,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,6 +71,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "actor.h"
@@ -77,6 +79,7 @@
 #include "sandbox.h"
 
 #define LINK_DEPTH_MAX 40 /* as the kernel's MAXSYMLINKS */
+#define ACTOR_START_MS 2000
 
 static int hostproc = -1; /* the host's /proc, opened before the chroot */
 static const char *guarded[1 + PROFILE_LIST_MAX]; /* the workspace and write paths */
@@ -557,16 +560,32 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 		for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 			guarded[n_guarded++] = spec->profile->write_paths[i];
 		hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int ready = 0;
 		if (hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
 		    chroot(".") < 0 || chdir("/") < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
 		    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			ready = errno ? errno : EPERM;
+		/* One word first: 0 ready, or why not (chroot needs CAP_SYS_CHROOT). */
+		if (send(sp[1], &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready) || ready)
 			_exit(1);
 		close(rootfd);
 		actor_main(sp[1]);
 	}
 	close(rootfd);
 	close(sp[1]);
+	int ready = EIO;
+	struct pollfd p = {.fd = sp[0], .events = POLLIN};
+	if (poll(&p, 1, ACTOR_START_MS) != 1 || recv(sp[0], &ready, sizeof(ready), 0) != (ssize_t)sizeof(ready))
+		ready = EIO;
+	if (ready) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(sp[0]);
+		errno = ready;
+		return -1;
+	}
 	a->pid = pid;
 	a->sock = sp[0];
 	return 0;

@@ -397,6 +397,7 @@ struct unit {
 	int protect_strict; /* ProtectSystem=strict */
 	int caps_set;       /* CapabilityBoundingSet= names a list ... */
 	int caps_ptrace;    /* ... and CAP_SYS_PTRACE is on it */
+	int caps_chroot;    /* ... and CAP_SYS_CHROOT */
 	char rw[UNIT_RW_MAX][512]; /* ReadWritePaths= entries (longer ones are cut, never matched) */
 	size_t n_rw;
 };
@@ -417,6 +418,7 @@ static void unit_line(struct unit *u, char *line)
 		/* Lists add up; an empty one resets (systemd.exec(5)). */
 		u->caps_set = *v != '\0';
 		u->caps_ptrace = *v ? u->caps_ptrace || strstr(v, "CAP_SYS_PTRACE") != NULL : 0;
+		u->caps_chroot = *v ? u->caps_chroot || strstr(v, "CAP_SYS_CHROOT") != NULL : 0;
 	}
 	else if (strcmp(line, "ReadWritePaths") == 0) {
 		if (!*v) /* an empty assignment resets the list (systemd.exec(5)) */
@@ -524,14 +526,14 @@ static void check_ptrace(struct doctor *d)
 	unit_load(&u);
 	int have = notify_can_connect();
 	if (!have)
-		fail(d, "CAP_SYS_PTRACE is not in this process's effective set: every connect and write of a "
-			"run (the proxy's too) would fail; run sharnessd as root with it");
-	else if (u.found && u.caps_set && !u.caps_ptrace)
-		fail(d, "the unit %s leaves out CAP_SYS_PTRACE (CapabilityBoundingSet=): every connect and "
-			"write of a run would fail; install the unit of this release or add CAP_SYS_PTRACE in a drop-in",
+		fail(d, "CAP_SYS_PTRACE or CAP_SYS_CHROOT is not in this process's effective set: every connect "
+			"and write of a run (the proxy's too) would fail; run sharnessd as root with both");
+	else if (u.found && u.caps_set && (!u.caps_ptrace || !u.caps_chroot))
+		fail(d, "the unit %s leaves out CAP_SYS_PTRACE or CAP_SYS_CHROOT (CapabilityBoundingSet=): every "
+			"connect and write of a run would fail; install the unit of this release or add both in a drop-in",
 		     u.where);
 	else
-		pass(d, "CAP_SYS_PTRACE%s: the supervisor can make a run's connects and writes", u.found ? ", in the unit too" : "");
+		pass(d, "CAP_SYS_PTRACE and CAP_SYS_CHROOT%s: the supervisor can make a run's connects and writes", u.found ? ", in the unit too" : "");
 }
 
 static int path_under(const char *path, const char *dir)

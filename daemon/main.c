@@ -444,8 +444,8 @@ int main(int argc, char **argv)
 	log_info("sharnessd %s listening on https://%s:%u (profiles: %zu, policy %s)", SHARNESS_VERSION,
 	         cfg.listen_host, cfg.listen_port, profiles.n, f.policy_hash);
 	if (!notify_can_connect())
-		log_warn("CAP_SYS_PTRACE is missing: every connect and every write of a run (the proxy's too) will "
-		         "fail; start sharnessd with it (the unit of this release grants it)");
+		log_warn("CAP_SYS_PTRACE or CAP_SYS_CHROOT is missing: every connect and every write of a run (the "
+		         "proxy's too) will fail; start sharnessd with both (the unit of this release grants them)");
 	notify_systemd("READY=1");
 	int code = launcher_serve(&l, ctl[0], front);
 	runcg_cleanup_stale(err, sizeof(err));

@@ -192,6 +192,15 @@ out:
 	return found;
 }
 
+/* What the helper says: the connect's errno, or `internal` (an errno) and
+ * the step that failed when the helper itself could not do its work.  A
+ * string literal's address survives fork: `step` points into our image. */
+struct helper_reply {
+	int err;
+	int internal;
+	const char *step;
+};
+
 /* The helper: resolve `addr` as the run would, connect a new socket of
  * `type`, and send it back over `back` if the listener is the run's.
  *
@@ -205,20 +214,28 @@ static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, 
                                     const struct sockaddr_un *addr, socklen_t len)
 {
 	int err = 0;
+	struct helper_reply rep = {0};
 	if (setns(netfd, CLONE_NEWNET) < 0 || fchdir(rootfd) < 0 || chroot(".") < 0 || fchdir(cwdfd) < 0 ||
-	    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+	    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0) {
+		rep.internal = errno;
+		rep.step = "enter the run's view";
+		(void)send(back, &rep, sizeof(rep), MSG_NOSIGNAL);
 		_exit(1);
+	}
 	char path[sizeof(addr->sun_path) + 1];
 	size_t pathlen = (size_t)len - offsetof(struct sockaddr_un, sun_path);
 	memcpy(path, addr->sun_path, pathlen);
 	path[pathlen] = '\0'; /* the kernel's reading of an unterminated sun_path */
 	struct stat st;
-	int s = -1;
+	int s = -1, here = 0;
 	if (stat(path, &st) < 0)
 		err = errno;
 	else if (!S_ISSOCK(st.st_mode))
 		err = ECONNREFUSED;
-	else if (listening_here(st.st_dev, st.st_ino) != 1)
+	else if ((here = listening_here(st.st_dev, st.st_ino)) < 0) {
+		rep.internal = errno ? errno : EIO;
+		rep.step = "list the run's sockets (sock_diag: AF_NETLINK)";
+	} else if (here == 0)
 		err = EACCES; /* not the run's: nothing was sent its way */
 	else if ((s = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		err = errno;
@@ -234,9 +251,10 @@ static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, 
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} c;
-	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+	rep.err = rep.internal ? EACCES : err;
+	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (!err) {
+	if (!rep.err) {
 		m.msg_control = c.buf;
 		m.msg_controllen = sizeof(c.buf);
 		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
@@ -245,12 +263,12 @@ static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, 
 		h->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(h), &s, sizeof(int));
 	}
-	_exit(sendmsg(back, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(err) ? 0 : 1);
+	_exit(sendmsg(back, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(rep) ? 0 : 1);
 }
 
 /* Run the helper; returns the connected socket, or -errno. */
 static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_un *addr, socklen_t len,
-                          int listener, const struct seccomp_notif *req)
+                          int listener, const struct seccomp_notif *req, int *internal, char *step, size_t steplen)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
@@ -275,21 +293,31 @@ static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_
 	sp[1] = -1;
 
 	int err = EACCES, fd = -1;
+	struct helper_reply rep = {.err = EACCES, .internal = ETIMEDOUT, .step = "answer in time"};
 	struct pollfd p = {.fd = sp[0], .events = POLLIN};
 	if (poll(&p, 1, HELPER_WAIT_MS) == 1) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int))];
 			struct cmsghdr align;
 		} c;
-		struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+		struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
 		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
 		ssize_t got = recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC);
-		struct cmsghdr *h = got == (ssize_t)sizeof(err) ? CMSG_FIRSTHDR(&m) : NULL;
+		struct cmsghdr *h = got == (ssize_t)sizeof(rep) ? CMSG_FIRSTHDR(&m) : NULL;
 		if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
 		    h->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(&fd, CMSG_DATA(h), sizeof(int));
-		if (got != (ssize_t)sizeof(err))
-			err = EACCES;
+		if (got != (ssize_t)sizeof(rep)) {
+			rep.err = EACCES;
+			rep.internal = EIO;
+			rep.step = "answer";
+		}
+	}
+	err = rep.err;
+	if (rep.internal) {
+		/* Our failure, not the run's: fail closed, and say which step. */
+		*internal = rep.internal;
+		snprintf(step, steplen, "%s", rep.step ? rep.step : "?");
 	}
 	kill(child, SIGKILL);
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
@@ -417,7 +445,16 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		goto out;
 	}
 	int fl = fcntl(sock, F_GETFL);
-	int fresh = connect_as_run(pid, run->uid, type, &tmp, (socklen_t)ulen, listener, req);
+	int internal = 0;
+	char step[80] = "";
+	int fresh = connect_as_run(pid, run->uid, type, &tmp, (socklen_t)ulen, listener, req, &internal, step,
+	                           sizeof(step));
+	if (fresh < 0 && internal) {
+		rc = -EACCES;
+		note(run, PRIVSEP_DENIAL_DAEMON, "a connect to a unix socket: the daemon could not %s (%s)", step,
+		     strerror(internal));
+		goto out;
+	}
 	if (fresh < 0) {
 		rc = fresh;
 		if (rc == -EACCES) {
@@ -674,7 +711,8 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 		goto out;
 	if (run->actor.pid == 0 && !run->actor_failed && actor_start(&run->actor, pid, run->spec) < 0) {
 		run->actor_failed = true;
-		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the actor could not start (%s)", strerror(errno));
+		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the actor could not start (%s)%s", strerror(errno),
+		     errno == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "");
 	}
 	if (run->actor.pid > 0 && send_req(run->actor.sock, &q, fds, nfds) == 0)
 		rc = 1;
@@ -776,5 +814,6 @@ bool notify_can_connect(void)
 		return false;
 	status[n] = '\0';
 	const char *eff = strstr(status, "\nCapEff:");
-	return eff && (strtoull(eff + 8, NULL, 16) >> CAP_SYS_PTRACE & 1);
+	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	return (caps >> CAP_SYS_PTRACE & 1) && (caps >> CAP_SYS_CHROOT & 1);
 }

@@ -39,8 +39,10 @@ int notify_actor_answer(int listener, struct notify_run *run);
 /* Stop the actor, if one was started. */
 void notify_stop(struct notify_run *run);
 
-/* Does this process have CAP_SYS_PTRACE, which making a run's connect
- * needs (process_vm_readv, pidfd_getfd)?  Without it connects fail closed. */
+/* Does this process have CAP_SYS_PTRACE and CAP_SYS_CHROOT, which making a
+ * run's connects and writes needs (process_vm_readv, pidfd_getfd; the
+ * helper's and the actor's chroot into the run's root)?  Without them those
+ * calls fail closed. */
 bool notify_can_connect(void);
 
 #endif

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
@@ -460,10 +461,20 @@ static void prepare(struct run *r)
 		return;
 	}
 	/* The command's pipes belong to its uid: `> /dev/stderr` reopens one
-	 * through /proc/self/fd, which checks the pipe's owner and mode (0600). */
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 ||
-	    fchown(out[1], r->uid, r->uid) < 0 || fchown(err[1], r->uid, r->uid) < 0 ||
-	    fchown(in[0], r->uid, r->uid) < 0 ||
+	 * through /proc/self/fd, which checks the pipe's owner and mode (0600).
+	 * A pipe takes its owner from the fs uid that makes it: no CAP_CHOWN
+	 * (which the unit does not grant) for a fchown afterwards. */
+	setfsuid(r->uid);
+	setfsgid(r->uid);
+	int piped = pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 && pipe2(in, O_CLOEXEC) == 0;
+	setfsuid(0);
+	setfsgid(0);
+	/* A changed fs uid made us undumpable (commit_creds), and children we
+	 * fork inherit it: ns.c opens the idmap child's /proc/PID/ns/user,
+	 * which an undumpable child refuses without CAP_SYS_PTRACE.  We are
+	 * root again: dumpable as before. */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (!piped ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
 	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
 		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be prepared: %s.", strerror(errno));

@@ -52,6 +52,18 @@ v "touch /etc/x refused" 'touch /etc/x' '(Read-only file system|Permission denie
 v "echo > ~/.bashrc refused" 'echo x > ~/.bashrc' '(Read-only file system|Permission denied)'
 v "write outside the workspace refused" 'echo x > /srv/vm-outside.txt' '(Read-only file system|Permission denied|No such file)'
 check "${PFX}the host is unchanged" test ! -e /etc/x -a ! -e /srv/vm-outside.txt
+# The calls the supervisor and the run's actor make for a run (notify.c,
+# actor.c) need what the unit grants: CAP_SYS_PTRACE, CAP_SYS_CHROOT,
+# pidfd_getfd, AF_NETLINK.  A write, a .git refused, a run's own socket.
+v "build: a write in the workspace works (the actor)" 'echo made > vm-write.txt && cat vm-write.txt && rm vm-write.txt' 'made' build
+v "build: a nested .git is refused" 'mkdir -p vm-sub && mkdir vm-sub/.git 2>&1; rm -rf vm-sub' 'Operation not permitted' build
+check_eq "${PFX}build: the refusal is named (denials)" "$(jf '[.denials[].lock] | join(",")')" git
+v "a run's own unix socket works, another's not" 'python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX); s.bind(\"/tmp/own.sock\"); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(\"/tmp/own.sock\"); print(\"own-ok\")
+"' 'own-ok'
+v "> /dev/stderr works" 'echo to-err > /dev/stderr' 'to-err'
 
 if [ "$proof" = 1 ]; then
 	v "kill -9 1 does nothing" 'kill -9 1; sleep 0.2; echo alive' 'alive'
