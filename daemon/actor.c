@@ -225,8 +225,7 @@ static int check_entry(int dir, const char *name, bool creating)
 		snprintf(link, sizeof(link), "self/fd/%d", dir);
 		ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 20);
 		if (n > 0) {
-			real[n] = '\0';
-			strcat(real, "/.git");
+			memcpy(real + n, "/.git", sizeof("/.git")); /* room: 20 bytes were kept */
 			if (!actor_path_in_git(real, guarded, n_guarded))
 				return 0;
 		}
