@@ -80,7 +80,14 @@ static void usage(FILE *out)
 	        "  --verbose        log debug lines\n"
 	        "\n"
 	        "sharnessd must start as root: it keeps a small root launcher and serves the\n"
-	        "network from an unprivileged process.\n");
+	        "network from an unprivileged process.\n"
+	        "\n"
+	        "API (GET /v0/policy lists the roles per endpoint):\n"
+	        "  POST /v0/run                 run a command; \"stream\": true for NDJSON events\n"
+	        "  POST /v0/jobs                start a job; GET /v0/jobs, GET /v0/jobs/ID,\n"
+	        "                               GET /v0/jobs/ID/output?stream=stdout&since=N,\n"
+	        "                               DELETE /v0/jobs/ID\n"
+	        "  GET /v0/profiles, /v0/policy, /v0/approvals; POST /v0/approvals/ID\n");
 }
 
 static char *read_pem(const char *path, const char *what)
