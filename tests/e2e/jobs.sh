@@ -110,7 +110,12 @@ sleep 2; after=$(rss)
 api GET /v0/jobs
 check "100 finished jobs retained" test "$(jf '.jobs | length')" -ge 100
 echo "# front RSS: $before kB with 20 jobs, $after kB with 120 retained"
-check "memory flat: the front grew by less than 8 MiB for 100 more jobs" test $((after - before)) -lt 8192
+if [ -n "${SHARNESS_SANITIZED:-}" ]; then
+	# ASan keeps freed memory in its quarantine (256 MiB): RSS says nothing.
+	ok "memory flat: not measured under ASan (its quarantine holds what is freed)"
+else
+	check "memory flat: the front grew by less than 8 MiB for 100 more jobs" test $((after - before)) -lt 8192
+fi
 
 # The client and MCP.
 cd "$WS"
