@@ -36,7 +36,7 @@ PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 # Keep the unit tests' objects (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps deb
+.PHONY: all deps test-deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps deb
 
 all: $(BUILD)/sharnessd $(BUILD)/sharness-client
 
@@ -73,11 +73,15 @@ probes: $(PROBE_BINS)
 deps:
 	@scripts/deps.sh
 
+# What the tests need besides: the test profile's toolchains.
+test-deps:
+	@scripts/deps.sh --test
+
 run: deps all
 	@scripts/devcerts.sh
 	@scripts/run-dev.sh
 
-test: deps all unit probes
+test: test-deps all unit probes
 	@tests/run.sh
 
 # Real systems: debootstrap images booted with their own kernel and systemd
@@ -99,7 +103,7 @@ asan:
 	$(MAKE) BUILD=build/asan SAN=1 OPT="-O1 -g" all unit probes
 
 # Every test against the ASan+UBSan binaries (probes stay the normal static ones).
-asan-test: deps asan probes
+asan-test: test-deps asan probes
 	@BUILD=build/asan SHARNESS_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run.sh
 
 # Static analysis of the product code with the checks .clang-tidy names

@@ -11,11 +11,16 @@ set -eu
 pkgs=(build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev libseccomp-dev
       libcjson-dev libcgroup-dev libjansson-dev libvectorscan-dev libzstd-dev zlib1g-dev
       curl jq openssl python3 bubblewrap strace file clang clang-tidy libclang-rt-dev
-      iproute2 systemd man-db mandoc groff-base util-linux
-      golang-go cargo rustc python3-pytest)
-# The toolchains above are what the test profile's end-to-end test builds
-# and tests with (tests/e2e/toolchains.sh): Debian's, in /usr, which a
-# sandbox sees (one in a home directory, like rustup's, it does not).
+      iproute2 systemd man-db mandoc groff-base util-linux)
+# With --test (make test, make asan-test): the toolchains the test profile's
+# end-to-end test builds and tests with (tests/e2e/toolchains.sh), Debian's,
+# in /usr, which a sandbox sees (one in a home directory, like rustup's, it
+# does not).  Not for `make run` or the VM images (tests/vm/vmlab reads the
+# pkgs list above).
+toolchains=(golang-go cargo rustc python3-pytest)
+if [ "${1:-}" = --test ]; then
+	for p in "${toolchains[@]}"; do pkgs[${#pkgs[@]}]=$p; done
+fi
 # Node.js (for the MCP SDK test) may come from elsewhere than Debian, with
 # its own npm: take Debian's only when there is none at all.
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
