@@ -14,12 +14,26 @@ job() { # CMD [EXTRA] -> JOB
 	api POST /v0/jobs "$(jq -nc --arg c "$1" --argjson x "${2:-{\}}" '{cmd: $c} + $x')"
 	JOB=$(jf .job_id)
 }
+ended() { # [ID]: wait (up to 20 s) until the job is no longer running
+	for _ in $(seq 1 200); do
+		api GET "/v0/jobs/${1:-$JOB}"
+		[ "$(jf .state)" != running ] && return 0
+		sleep 0.1
+	done
+}
+has_output() { # wait (up to 20 s) until the job wrote something to stdout
+	for _ in $(seq 1 200); do
+		api GET "/v0/jobs/$JOB"
+		[ "$(jf .stdout_bytes)" != 0 ] && return 0
+		sleep 0.1
+	done
+}
 
 job 'echo one; sleep 1.5; echo two >&2; echo three; exit 7'
 check_eq "start: 202 with a job id, at once" "$STATUS $(jf .state) ${#JOB}" "202 running 32"
 api GET "/v0/jobs/$JOB"
 check_eq "status while it runs" "$STATUS $(jf .state)" "200 running"
-sleep 0.5
+has_output
 api GET "/v0/jobs/$JOB/output?since=0"
 check_eq "output so far, with the next offset" "$STATUS $(jf '[.data, .next, .more, .state] | @json')" '200 ["one\n",4,false,"running"]'
 api GET "/v0/jobs/$JOB" '' orchestrator
@@ -30,7 +44,7 @@ api DELETE "/v0/jobs/$JOB" '' orchestrator
 check_eq "nor may it kill it" "$STATUS $(jf .error.code)" "404 unknown_job"
 api GET /v0/jobs '' orchestrator
 check_eq "its list is empty" "$(jf '.jobs | length')" 0
-sleep 1.5
+ended
 api GET "/v0/jobs/$JOB"
 check_eq "ended: exit code, usage and denials" "$(jf '[.state, .exit, .timed_out, (.usage | type), (.denials | type)] | @json')" '["exited",7,false,"object","array"]'
 api GET "/v0/jobs/$JOB/output?since=4"
@@ -54,10 +68,10 @@ check_eq "list: the caller's jobs" "$(jf '[.jobs[].job_id] | join(",")')" "$JOB"
 
 # Kill: the run dies, its output stays.
 job 'echo before-kill; sleep 30'
-sleep 0.5
+has_output
 api DELETE "/v0/jobs/$JOB"
 check_eq "kill" "$STATUS $(jf .state)" "200 killed"
-sleep 0.5
+ended
 api GET "/v0/jobs/$JOB"
 check_eq "killed, output kept" "$(jf .state)" killed
 api GET "/v0/jobs/$JOB/output"
@@ -66,13 +80,13 @@ check_settled "kill: nothing of the job's run is left"
 
 # The timeout ends a job; output kept.
 job 'echo t; sleep 30' '{"timeout_s": 1}'
-sleep 2
+ended
 api GET "/v0/jobs/$JOB"
 check_eq "a job ends at its timeout" "$(jf '[.state, .timed_out, .denials[0].lock] | @json')" '["exited",true,"timeout"]'
 
 # The cap: head and rolling tail, with what was skipped.
 job 'for i in $(seq 1 400); do printf "line %04d\n" $i; done' '{"profile": "tiny"}'
-sleep 1
+ended
 api GET "/v0/jobs/$JOB/output?since=0"
 head_data=$(jf .data); next=$(jf .next)
 check_eq "cap: the head is the first half of the cap" "$(jf '[(.data | length), .next, .more, .total] | @json')" '[512,512,true,4000]'
@@ -93,7 +107,8 @@ sleep 0.5
 # A job survives its client: the POST returned long ago; job_retain_s.
 job 'echo kept'
 first=$JOB
-sleep 5.5
+ended
+sleep 5
 api GET "/v0/jobs/$first"
 check_eq "retained job_retain_s after it ended, then gone" "$STATUS $(jf .error.code)" "404 unknown_job"
 
