@@ -37,6 +37,12 @@
  *     chmod-ing - EROFS, as the top-level .git (a read-only bind) answers;
  *   - moving or removing such a directory or gitfile itself - EROFS.
  *
+ * One rule of the run's Landlock domain the mounts do not hold: a FIFO or
+ * socket file opens for writing even on a read-only mount.  So an existing
+ * one is opened for writing only in the run's private /tmp and /dev/shm,
+ * a writable workspace or a write path (in_writable) - else EACCES, as
+ * Landlock answers: no analyse run writes into a build run's FIFO.
+ *
  * An open for writing that follows a symlink is checked where it lands: the
  * file is opened O_PATH first, its real path checked, then reopened through
  * /proc/self/fd (the same inode, no second lookup).  A creation never
@@ -84,6 +90,37 @@
 static int hostproc = -1; /* the host's /proc, opened before the chroot */
 static const char *guarded[1 + PROFILE_LIST_MAX]; /* the workspace and write paths */
 static size_t n_guarded;
+static const char *writable[1 + PROFILE_LIST_MAX]; /* where the run's Landlock lets it write */
+static size_t n_writable;
+static dev_t tmp_dev, shm_dev; /* and the run's private /tmp and /dev/shm, by device: a
+                                * workspace below /tmp is mounted over it */
+
+/* A FIFO (or a socket file) opens for writing even on a read-only mount,
+ * where only Landlock stops a run: the actor, outside the run's domain,
+ * checks it here.  Otherwise an analyse run could write into a FIFO of
+ * the person's or of a build run in the workspace: a channel. */
+static bool in_writable(int fd)
+{
+	char link[32], real[PATH_MAX];
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return false;
+	real[n] = '\0';
+	if (real[0] != '/')
+		return true; /* a pipe or socket the run already holds (/proc/PID/fd) */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_dev == tmp_dev || st.st_dev == shm_dev))
+		return true;
+	for (size_t i = 0; i < n_writable; i++) {
+		size_t l = strlen(writable[i]);
+		while (l > 1 && writable[i][l - 1] == '/')
+			l--;
+		if (strncmp(real, writable[i], l) == 0 && (real[l] == '/' || real[l] == '\0'))
+			return true;
+	}
+	return false;
+}
 static bool refused;       /* the last request was refused by a check here ... */
 static const char *refused_why; /* ... for this reason */
 static int refused_kind;        /* 1 a .git, 2 a mode */
@@ -314,6 +351,11 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 			if (fd_in_git(cur)) {
 				close(cur);
 				rc = refuse(EROFS);
+				break;
+			}
+			if ((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && !in_writable(cur)) {
+				close(cur);
+				rc = -EACCES; /* what the run's Landlock answers */
 				break;
 			}
 			rc = reopen(cur, flags);
@@ -558,6 +600,10 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 		guarded[n_guarded++] = spec->workspace;
 		for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 			guarded[n_guarded++] = spec->profile->write_paths[i];
+		if (spec->profile->workspace_write)
+			writable[n_writable++] = spec->workspace;
+		for (size_t i = 0; i < spec->profile->n_write_paths; i++)
+			writable[n_writable++] = spec->profile->write_paths[i];
 		hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int ready = 0;
 		if (hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
@@ -565,6 +611,11 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 		    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 			ready = errno ? errno : EPERM;
+		struct stat tst;
+		if (!ready && stat("/tmp", &tst) == 0)
+			tmp_dev = tst.st_dev;
+		if (!ready && stat("/dev/shm", &tst) == 0)
+			shm_dev = tst.st_dev;
 		/* One word first: 0 ready, or why not (chroot needs CAP_SYS_CHROOT). */
 		if (send(sp[1], &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready) || ready)
 			_exit(1);

@@ -298,6 +298,12 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 	'^files-ok
 1$' probew
 rm -rf "$WS/vendor" "$WS/sub"
+# A FIFO in the workspace (the person's, or a build run's): analyse may read
+# it but never write into it (Landlock's rule; the actor keeps it).
+mkfifo "$WS/person.fifo"; chown 12345:12345 "$WS/person.fifo"
+verdict "analyse cannot write into a FIFO in the workspace (no channel to a build run)" \
+	'timeout 3 sh -c "echo x > person.fifo" 2>&1; echo "rc=$?"' 'Permission denied.*rc=[1-9]'
+rm -f "$WS/person.fifo"
 verdict "> /dev/stdout and > /dev/stderr reach the reply (the pipes are the run's)" \
 	'echo to-out > /dev/stdout; echo to-err > /dev/stderr; echo via-fd > /proc/self/fd/1' '^to-out
 via-fdto-err$' probew
