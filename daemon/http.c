@@ -396,6 +396,22 @@ static void add_usage(cJSON *o, const struct privsep_usage *u)
 		cJSON_AddNullToObject(j, "pids_limited");
 }
 
+/* A run's slot goes back once its supervisor has torn the run down (the
+ * run channel's EOF; bounded: a stuck teardown is the launcher's to
+ * report): the launcher counts a run until then, and a queue that handed
+ * slots over at once would outrun the teardowns.  chan < 0: nothing to
+ * wait for (the run never started). */
+static void run_done(struct front *f, int chan)
+{
+	if (chan >= 0) {
+		struct pollfd p = {.fd = chan, .events = POLLIN};
+		(void)poll(&p, 1, 5000);
+		close(chan);
+	}
+	atomic_fetch_sub(&f->runs, 1);
+	runq_release(f->runq);
+}
+
 /* The reply of a run (SPEC §5, §15.3).  A stream's last event has every
  * field but stdout and stderr, which it sent as it went. */
 static char *reply_body(const struct run_result *res, const struct run_request *r, const char *run_id,
@@ -512,13 +528,7 @@ static void *stream_main(void *arg)
 		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.code, s->line);
 	}
 	/* The slot: once the supervisor has torn the run down (on_completed). */
-	if (res.chan >= 0) {
-		struct pollfd p = {.fd = res.chan, .events = POLLIN};
-		(void)poll(&p, 1, 5000);
-		close(res.chan);
-	}
-	atomic_fetch_sub(&s->f->runs, 1);
-	runq_release(s->f->runq);
+	run_done(s->f, res.chan);
 	if (rc == 0)
 		execute_result_free(&res);
 	request_free(&s->r);
@@ -563,8 +573,7 @@ static enum MHD_Result start_stream(struct front *f, struct MHD_Connection *c, s
 			live_release(l);
 		}
 		free(s);
-		atomic_fetch_sub(&f->runs, 1);
-		runq_release(f->runq);
+		run_done(f, -1);
 		request_free(r);
 		request_error_set(&e, 500, "internal", "The stream could not be started.");
 		return respond_error(f, c, x, method, url, &e, line);
@@ -623,13 +632,7 @@ static void *job_main(void *arg)
 		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.status == 499 ? "job_killed" : e.code,
 		              s->line);
 	}
-	if (res.chan >= 0) {
-		struct pollfd p = {.fd = res.chan, .events = POLLIN};
-		(void)poll(&p, 1, 5000);
-		close(res.chan);
-	}
-	atomic_fetch_sub(&s->f->runs, 1);
-	runq_release(s->f->runq);
+	run_done(s->f, res.chan);
 	if (rc == 0)
 		execute_result_free(&res);
 	close(s->kill_r);
@@ -676,8 +679,7 @@ static enum MHD_Result start_job(struct front *f, struct MHD_Connection *c, stru
 		if (kp[0] >= 0)
 			close(kp[0]);
 		free(s);
-		atomic_fetch_sub(&f->runs, 1);
-		runq_release(f->runq);
+		run_done(f, -1);
 		request_free(r);
 		if (why[0] && strstr(why, "max_jobs"))
 			request_error_set(&e, 429, "too_many_jobs", "%s", why);
@@ -814,8 +816,7 @@ static enum MHD_Result handle_run(struct front *f, struct MHD_Connection *c, str
 	int logged = audit_write(f->audit_fd, started);
 	cJSON_Delete(started);
 	if (logged < 0) {
-		atomic_fetch_sub(&f->runs, 1);
-		runq_release(f->runq);
+		run_done(f, -1);
 		log_warn("the audit log could not be written (%s): run refused", strerror(errno));
 		request_error_set(&e, 503, "audit_unavailable",
 		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
@@ -1005,15 +1006,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	if (!x)
 		return;
-	if (x->run_chan >= 0) {
-		struct pollfd p = {.fd = x->run_chan, .events = POLLIN};
-		(void)poll(&p, 1, 5000); /* bounded: a stuck teardown is the launcher's to report */
+	if (x->has_slot)
+		run_done(f, x->run_chan);
+	else if (x->run_chan >= 0)
 		close(x->run_chan);
-	}
-	if (x->has_slot) {
-		atomic_fetch_sub(&f->runs, 1);
-		runq_release(f->runq);
-	}
 	if (x->body)
 		explicit_bzero(x->body, x->len);
 	free(x->body);
