@@ -84,25 +84,37 @@
 
 #include "notify.h"
 
-#define HELPER_WAIT_MS 2000
-#define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */ /* a path lookup; no FUSE in a sandbox, NFS could stall */
+#define HELPER_WAIT_MS 2000 /* a path lookup; no FUSE in a sandbox, NFS could stall */
+#define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */
 
-/* "Umask:\t0022" in /proc/PID/status (Linux 4.7). */
-static int read_umask(pid_t pid, unsigned *mask)
+/* The text after `key` ("\nUmask:") in /proc/PID/status (pid 0: our own),
+ * read into buf; NULL when the file or the key is not there. */
+static const char *status_field(pid_t pid, const char *key, char *buf, size_t size)
 {
-	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	char path[64];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = '\0';
-	char *p = strstr(buf, "\nUmask:");
+	const char *p = strstr(buf, key);
+	return p ? p + strlen(key) : NULL;
+}
+
+/* "Umask:\t0022" (Linux 4.7). */
+static int read_umask(pid_t pid, unsigned *mask)
+{
+	char buf[4096];
+	const char *p = status_field(pid, "\nUmask:", buf, sizeof(buf));
 	if (!p)
 		return -1;
-	*mask = (unsigned)strtoul(p + 7, NULL, 8);
+	*mask = (unsigned)strtoul(p, NULL, 8);
 	return 0;
 }
 
@@ -514,19 +526,10 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
  * own namespace; the same for NStgid. */
 static long ns_id(pid_t pid, const char *key)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *p = strstr(buf, key);
+	char buf[4096];
+	const char *p = status_field(pid, key, buf, sizeof(buf));
 	if (!p)
 		return -1;
-	p += strlen(key);
 	long last = -1;
 	while (*p && *p != '\n') {
 		char *end;
@@ -805,15 +808,8 @@ int notify_answer(int listener, struct notify_run *run)
 
 bool notify_can_connect(void)
 {
-	char status[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, status, sizeof(status) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	status[n] = '\0';
-	const char *eff = strstr(status, "\nCapEff:");
-	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	char buf[4096];
+	const char *eff = status_field(0, "\nCapEff:", buf, sizeof(buf));
+	unsigned long long caps = eff ? strtoull(eff, NULL, 16) : 0;
 	return (caps >> CAP_SYS_PTRACE & 1) && (caps >> CAP_SYS_CHROOT & 1);
 }
