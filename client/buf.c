@@ -107,3 +107,17 @@ void buf_free(struct buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+int fd_write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -28,4 +28,7 @@ int buf_read_fd(struct buf *b, int fd);
 /* Frees the data; the struct may be reused. buf_free on a zeroed buf is a no-op. */
 void buf_free(struct buf *b);
 
+/* Write all n bytes to fd (retrying EINTR and short writes); 0 or -1. */
+int fd_write_all(int fd, const char *p, size_t n);
+
 #endif

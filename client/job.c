@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "buf.h"
 #include "run.h"
 
 #define EXIT_USAGE 2
@@ -49,19 +50,6 @@ static const char *str(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static void print_status(json_t *r)
 {
@@ -119,7 +107,7 @@ static int output(const struct conf *c, const struct job_args *a)
 			if (json_integer_value(json_object_get(r, "skipped")) > 0)
 				fprintf(stderr, "sharness: %lld bytes of this job's %s were dropped (past its output cap)\n",
 				        (long long)json_integer_value(json_object_get(r, "skipped")), st);
-			write_all(strcmp(st, "stderr") == 0 ? 2 : 1, json_string_value(d) ? json_string_value(d) : "",
+			fd_write_all(strcmp(st, "stderr") == 0 ? 2 : 1, json_string_value(d) ? json_string_value(d) : "",
 			          json_string_length(d));
 		}
 		since = json_integer_value(json_object_get(r, "next"));

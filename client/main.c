@@ -206,25 +206,12 @@ static int parse(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* A streamed run's output, to our own stdout or stderr as it arrives. */
 static void print_live(void *arg, int fd, const char *buf, size_t len)
 {
 	(void)arg;
-	write_all(fd == 2 ? 2 : 1, buf, len);
+	fd_write_all(fd == 2 ? 2 : 1, buf, len);
 }
 
 static int cmd_run(struct args *a, bool as_job)
@@ -282,15 +269,15 @@ static int cmd_run(struct args *a, bool as_job)
 	const char *so = run_stream(reply, "stdout", &olen);
 	const char *se = run_stream(reply, "stderr", &elen);
 	/* A closed stdout (`| head`) must not change the command's exit code. */
-	write_all(1, so, olen);
-	write_all(2, se, elen);
+	fd_write_all(1, so, olen);
+	fd_write_all(2, se, elen);
 	/* What a lock refused, named, after the command's own stderr. */
 	char dl[1024];
 	for (size_t i = 0; run_denial_line(reply, i, dl, sizeof dl) == 0; i++) {
 		if (elen && se[elen - 1] != '\n' && i == 0)
-			write_all(2, "\n", 1);
-		write_all(2, dl, strlen(dl));
-		write_all(2, "\n", 1);
+			fd_write_all(2, "\n", 1);
+		fd_write_all(2, dl, strlen(dl));
+		fd_write_all(2, "\n", 1);
 	}
 	err[0] = '\0';
 	code = run_exit_code(reply, err, sizeof err);
