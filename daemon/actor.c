@@ -604,6 +604,7 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 			writable[n_writable++] = spec->workspace;
 		for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 			writable[n_writable++] = spec->profile->write_paths[i];
+		(void)prctl(PR_SET_NAME, "sharness-actor", 0, 0, 0); /* apart from the waiting init in ps */
 		hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int ready = 0;
 		if (hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
@@ -639,4 +640,15 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 	a->pid = pid;
 	a->sock = sp[0];
 	return 0;
+}
+
+void actor_stop(struct actor *a)
+{
+	if (a->pid <= 0)
+		return;
+	kill(a->pid, SIGKILL);
+	while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(a->sock);
+	a->pid = 0;
 }

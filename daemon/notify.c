@@ -772,13 +772,7 @@ int notify_actor_answer(int listener, struct notify_run *run)
 
 void notify_stop(struct notify_run *run)
 {
-	if (run->actor.pid > 0) {
-		kill(run->actor.pid, SIGKILL);
-		while (waitpid(run->actor.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		close(run->actor.sock);
-		run->actor.pid = 0;
-	}
+	actor_stop(&run->actor);
 }
 
 int notify_answer(int listener, struct notify_run *run)

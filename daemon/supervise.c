@@ -66,9 +66,14 @@ struct sandbox_ready {
 	int job_w;               /* the job goes here */
 	int listener;            /* proxy profiles: 127.0.0.1:PROXY_PORT in the run's netns */
 	int notify;              /* the run's seccomp listener (umask), taken from the init */
+	struct actor actor;      /* the run's file actor, started ahead with the sandbox */
 	char error[200];         /* set when preparing failed */
 	char view[512];          /* what the view was built from (view_facts) */
 };
+
+#define SANDBOX_NONE                                                                                    \
+	((struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1, .sync_w = -1, .job_w = -1, \
+	                        .listener = -1, .notify = -1, .init = -1})
 
 struct run {
 	const struct launcher *l;
@@ -302,6 +307,7 @@ static int stop_run(struct sandbox_ready *sb)
 		while (waitpid(sb->init, NULL, 0) < 0 && errno == EINTR)
 			;
 	sb->init = -1;
+	actor_stop(&sb->actor);
 	close_fd(&sb->out_r);
 	close_fd(&sb->err_r);
 	close_fd(&sb->in_w);
@@ -523,6 +529,12 @@ static void prepare(struct run *r)
 	char go = 1;
 	(void)!write(sb->sync_w, &go, 1);
 	take_listener(sb);
+	/* Most commands write somewhere (bash opens /dev/tty at start, `2>
+	 * /dev/null`): the actor that makes those writes (actor.c) is started
+	 * now, off the request's path.  If it cannot start here, the run's
+	 * first write tries again and names the failure (notify.c). */
+	if (!sb->error[0])
+		(void)actor_start(&sb->actor, init, &spec);
 out:
 	close_fd(&userns);
 	for (int i = 0; i < 2; i++) {
@@ -763,8 +775,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	int payload = -1;
 
 	log_set_prefix("run");
-	r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
-	                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
+	r.sb = SANDBOX_NONE;
 	/* If the launcher dies, we stop the run and clean up. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 	sigemptyset(&mask);
@@ -794,8 +805,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		/* The workspace changed under the prepared sandbox: build anew. */
 		if (teardown(&r.sb) < 0)
 			refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox could not be removed.");
-		r.sb = (struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1,
-		                              .sync_w = -1, .job_w = -1, .listener = -1, .notify = -1, .init = -1};
+		r.sb = SANDBOX_NONE;
 		prepare(&r);
 	}
 	stamp(&r, PH_CHECKED);
@@ -823,7 +833,9 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	/* What the actor needs to stand where the run stands (actor.c). */
 	struct sandbox_spec actor_spec = {.uid = uid, .profile = r.p, .workspace = r.workspace,
 	                                  .proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
-	struct notify_run nr = {.uid = uid, .tcp_port = (uint16_t)actor_spec.proxy_port, .spec = &actor_spec};
+	struct notify_run nr = {.uid = uid, .tcp_port = (uint16_t)actor_spec.proxy_port, .spec = &actor_spec,
+	                        .actor = r.sb.actor};
+	r.sb.actor.pid = 0; /* the run's now: notify_stop ends it */
 	bool have_status = false;
 	uint64_t disk_next = 0; /* ms since t0 of the next disk look */
 	struct sandbox_status sst = {0};

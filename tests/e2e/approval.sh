@@ -167,7 +167,7 @@ run_bg() { # CMD: an analyse run in the background that holds the only slot
 	curl -s -o /dev/null --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" --key "$T/certs/app.key" \
 		-H 'Content-Type: application/json' -d "$(jq -nc --arg c "$1" '{cmd: $c}')" "$SHARNESS_URL/v0/run" &
 	BG=$!
-	for _ in $(seq 1 50); do [ "$(range_procs)" -gt "$(warm_count)" ] && break; sleep 0.05; done
+	for _ in $(seq 1 50); do [ "$(range_procs)" -gt "$(warm_procs)" ] && break; sleep 0.05; done
 }
 run_bg 'sleep 2'
 BG1=$BG
@@ -186,7 +186,7 @@ wait "$BG1" "$BG2"
 start_admin 'echo queued-after-approval'
 id=$(pending_id 'echo queued-after-approval')
 run_bg 'sleep 2'
-check "the only slot is busy when the person approves" test "$(range_procs)" -gt "$(warm_count)"
+check "the only slot is busy when the person approves" test "$(range_procs)" -gt "$(warm_procs)"
 t0=$(date +%s.%N)
 api POST "/v0/approvals/$id" '{"decision": "allow"}' person
 check_eq "approved while the only slot is busy" "$STATUS/$(jf .decision)" 200/allow

@@ -113,9 +113,11 @@ api() { # METHOD PATH [BODY] [ROLE]
 }
 
 # What a healthy idle daemon holds in its uid range: one waiting sandbox
-# (one init process, one run cgroup) per profile and `prewarm`, nothing else
-# (the front's own uid, the range's first, is not counted).
+# (one run cgroup; two processes: the init and the run's file actor) per
+# profile and `prewarm`, nothing else (the front's own uid, the range's
+# first, is not counted).
 warm_count() { echo $((PREWARM * $(ls "$T"/profiles/*.json | wc -l))); }
+warm_procs() { echo $((2 * $(warm_count))); }
 front_pid() { # the daemon's front: its child running as uid_range.first
 	local p
 	for p in $(pgrep -P "$DAEMON_PID" 2>/dev/null); do
@@ -124,17 +126,17 @@ front_pid() { # the daemon's front: its child running as uid_range.first
 }
 range_procs() { ps -eo uid= | awk -v f="$UID_FIRST" '$1>f && $1<f+4096' | wc -l; }
 run_cgroups() { ls /sys/fs/cgroup/pids/sharness-"$UID_FIRST" 2>/dev/null | grep -c '^run-'; }
-settled() { # "PROCS CGROUPS" once they equal the warm count (or after 3 s)
+settled() { # "PROCS CGROUPS" once they equal the warm counts (or after 3 s)
 	local want
 	want=$(warm_count)
 	for _ in $(seq 1 60); do
-		[ "$(range_procs)" = "$want" ] && [ "$(run_cgroups)" = "$want" ] && break
+		[ "$(range_procs)" = "$(warm_procs)" ] && [ "$(run_cgroups)" = "$want" ] && break
 		sleep 0.05
 	done
 	echo "$(range_procs) $(run_cgroups)"
 }
 check_settled() { # DESC: nothing of the runs is left beyond the waiting sandboxes
-	check_eq "$1" "$(settled)" "$(warm_count) $(warm_count)"
+	check_eq "$1" "$(settled)" "$(warm_procs) $(warm_count)"
 }
 
 run_cmd() { # CMD [PROFILE] [EXTRA_JSON]

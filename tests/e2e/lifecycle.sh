@@ -20,10 +20,10 @@ curl -s -o "$T/long.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$
 	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/long.status" &
 curl_pid=$!
 for _ in $(seq 1 50); do
-	[ "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge $(($(warm_count) + 3)) ] && break
+	[ "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge $(($(warm_procs) + 3)) ] && break
 	sleep 0.1
 done
-check "a long run is under way" test "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge $(($(warm_count) + 3))
+check "a long run is under way" test "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge $(($(warm_procs) + 3))
 start=$(date +%s%N)
 kill -TERM "$DAEMON_PID"
 wait "$DAEMON_PID"

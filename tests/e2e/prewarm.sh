@@ -10,7 +10,7 @@ E2E_PROFILES="$T/writable.json"
 N=$(( $(ls "$ROOT"/profiles/*.json | wc -l) + 1 ))
 e2e_start '{"prewarm": 1}'
 
-check_eq "idle: one waiting sandbox (one process, one cgroup) per profile" "$(settled)" "$N $N"
+check_eq "idle: one waiting sandbox (init and actor, one cgroup) per profile" "$(settled)" "$((2 * N)) $N"
 run_cmd 'echo one > /tmp/marker; id -u' writable
 uid1=$(jf .stdout)
 run_cmd 'cat /tmp/marker 2>&1; id -u' writable
@@ -62,7 +62,7 @@ check_settled "prewarm 0: nothing left"
 e2e_stop
 rm -rf "$T/state"
 e2e_start '{"prewarm": 2}'
-check_eq "prewarm 2: two waiting sandboxes per profile" "$(settled)" "$((2 * N)) $((2 * N))"
+check_eq "prewarm 2: two waiting sandboxes per profile" "$(settled)" "$((4 * N)) $((2 * N))"
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
@@ -71,6 +71,6 @@ check_eq "after SIGKILL of the launcher: no waiting sandbox survives" "$(range_p
 "$SHARNESSD" --config "$T/sharnessd.json" >"$T/daemon2.log" 2>&1 &
 DAEMON_PID=$!
 for _ in $(seq 1 100); do grep -q 'listening on' "$T/daemon2.log" && break; sleep 0.05; done
-check_eq "after the restart: only the new waiting sandboxes" "$(settled)" "$((2 * N)) $((2 * N))"
+check_eq "after the restart: only the new waiting sandboxes" "$(settled)" "$((4 * N)) $((2 * N))"
 run_cmd 'echo after the crash'
 check_eq "after the restart: runs work" "$(jf .stdout)" "after the crash"

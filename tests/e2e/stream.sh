@@ -83,7 +83,7 @@ python3 "$T/reader.py" "$PORT" "$T/certs" "$(body 'yes stream-flood | head -c 40
 stall=$!
 sleep 3
 # Settled within a few seconds of the 2 s timeout (the teardown's own time under load).
-for _ in $(seq 1 30); do [ "$(settled)" = "$(warm_count) $(warm_count)" ] && break; sleep 0.1; done
+for _ in $(seq 1 30); do [ "$(settled)" = "$(warm_procs) $(warm_count)" ] && break; sleep 0.1; done
 check_settled "stream: a client that stops reading: the run ended at its timeout, nothing left"
 wait "$stall"
 check_eq "stream: reading again, it gets the exit event (timed out)" "$(tail -1 "$T/stall.out" | cut -d' ' -f2- | jq -c '[.event, .timed_out]')" '["exit",true]'

@@ -2,10 +2,12 @@
 # hostile.sh (sourced after tests/e2e/lib.sh and e2e_start).
 #
 # The launcher keeps `prewarm` sandboxes per profile built ahead of time,
-# each waiting (as the sandbox's own init, still named "sharnessd") under
-# its own uid and run cgroup.  Those are not leaks; anything else is:
+# each waiting (as the sandbox's own init, still named "sharnessd", and its
+# file actor, "sharness-actor") under its own uid and run cgroup.  Those are
+# not leaks; anything else is:
 #   leaked_procs     processes of the uid range (above the front's uid) that
-#                    are not a waiting sandbox, plus waiters beyond the pool size
+#                    are not a waiting sandbox, plus waiters or actors beyond
+#                    the pool size
 #   leaked_cgroups   run-UID cgroups whose uid has no waiting sandbox
 #   uid_procs UID    processes of one uid
 #   cmd_uid COMM     the uid of a process named COMM in the range (a running run)
@@ -18,11 +20,12 @@ pool_size() {
 range_ps() { ps -eo uid=,pid=,comm= | awk -v f="$UID_FIRST" '$1 > f && $1 < f + 4096'; }
 waiter_uids() { range_ps | awk '$3 == "sharnessd" {print $1}' | sort -u; }
 leaked_procs() {
-	local others waiters pool
-	others=$(range_ps | awk '$3 != "sharnessd"' | wc -l)
+	local others waiters actors pool
+	others=$(range_ps | awk '$3 != "sharnessd" && $3 != "sharness-actor"' | wc -l)
 	waiters=$(range_ps | awk '$3 == "sharnessd"' | wc -l)
+	actors=$(range_ps | awk '$3 == "sharness-actor"' | wc -l)
 	pool=$(pool_size)
-	echo $((others + (waiters > pool ? waiters - pool : 0)))
+	echo $((others + (waiters > pool ? waiters - pool : 0) + (actors > pool ? actors - pool : 0)))
 }
 cgroup_dirs() {
 	local d
