@@ -16,16 +16,53 @@ WARN    := -std=gnu17 -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototy
 HARDEN  := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
            -fcf-protection -fPIE
 OPT     ?= -O2 -g
-CFLAGS  += $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP -iquote daemon
+CFLAGS  += $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP
 LDFLAGS += -pie -Wl,-z,relro,-z,now,-z,noexecstack
-LIBS    := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
+# Root's image (sharnessd) maps none of the network's libraries; the front's
+# (sharnessd-front) gets them.  LIBS: everything, for tests and benchmarks.
+ROOT_LIBS  := -lcjson -lcgroup -lseccomp -lcrypto
+FRONT_LIBS := -lmicrohttpd -lgnutls -lcjson -lseccomp -lhs -lcrypto -lpthread -lm
+LIBS       := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
 
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+# The daemon, by who runs it (README, "The code"):
+#   start/   root, once: options, configuration, the self-check, crash
+#            recovery, the front's exec; --doctor, --check-config
+#   root/    root, after start-up: the launcher, a supervisor per run, the
+#            sandbox, cgroups, the seccomp listener and the file actor
+#   front/   the front's own uid (sharnessd-front): TLS, HTTP, JSON, the
+#            proxy, approvals, jobs, replies
+#   filter/  the secret filter (in the front; root links only the secrets
+#            file's parser and the detectors' names, no Vectorscan)
+#   common/  both: configuration and profiles, the privsep messages, logs
+COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c handover.c jsonstrict.c landlock.c \
+                 log.c path.c privsep.c profile.c utf8.c)
+START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c)
+ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c notify.c ns.c runcg.c sandbox.c \
+                 seccomp.c supervise.c uidpool.c)
+FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
+                 http.c jobs.c live.c lockdown.c main.c proxy.c proxy_host.c request.c runq.c tls.c)
+FILTER_SRCS := $(addprefix daemon/filter/,scrub.c scrub_cli.c scrub_detect.c scrub_fp.c scrub_rules.c \
+                 scrub_vault.c scrub_view.c)
+ROOT_FILTER_SRCS := daemon/filter/scrub_detect.c daemon/filter/scrub_vault.c
+# Each part sees only the headers it may use: root and start-up code that
+# includes a front header does not compile.
+INC_common := common
+INC_filter := common filter
+INC_root   := common root filter
+INC_start  := common root start filter
+INC_front  := common front filter
+INC_ALL    := -iquote daemon/common -iquote daemon/root -iquote daemon/start -iquote daemon/front -iquote daemon/filter
+
+SHARNESSD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(START_SRCS) $(ROOT_SRCS) $(COMMON_SRCS) $(ROOT_FILTER_SRCS))
+FRONT_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(FRONT_SRCS) $(FILTER_SRCS) $(COMMON_SRCS))
+# Every daemon object but the two mains, for the unit tests and benchmarks.
+DAEMON_LIB_SRCS := $(filter-out daemon/start/main.c daemon/front/main.c,$(COMMON_SRCS) $(START_SRCS) \
+                     $(ROOT_SRCS) $(FRONT_SRCS) $(FILTER_SRCS))
 DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:%.c=$(BUILD)/%.o)
 DAEMON_LIB      := $(BUILD)/libsharnessd.a
 UNIT_SRCS       := $(sort $(wildcard tests/unit/test_*.c))
@@ -38,18 +75,31 @@ PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 
 .PHONY: all deps test-deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps deb
 
-all: $(BUILD)/sharnessd $(BUILD)/sharness-client
+all: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client
 
-$(BUILD)/%.o: %.c
+part_of = $(word 2,$(subst /, ,$(1)))
+$(BUILD)/daemon/%.o: daemon/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(addprefix -iquote daemon/,$(INC_$(call part_of,$<))) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_ALL) -c $< -o $@
 
 $(DAEMON_LIB): $(DAEMON_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/sharnessd: $(BUILD)/daemon/main.o $(DAEMON_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# Root's link has no front object: a call from root into front code is an
+# undefined reference here.  The check after it fails the build if root's
+# image would map libmicrohttpd, GnuTLS or Vectorscan anyway.
+$(BUILD)/sharnessd: $(SHARNESSD_OBJS)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(ROOT_LIBS)
+	@if readelf -d $@ | grep -E 'NEEDED.*(microhttpd|gnutls|libhs)'; then \
+		echo "$@ must not link the front's libraries (above)" >&2; rm -f $@; exit 1; fi
+
+$(BUILD)/sharnessd-front: $(FRONT_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(FRONT_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB)
 	@mkdir -p $(dir $@)
@@ -109,12 +159,12 @@ asan-test: test-deps asan probes
 # Static analysis of the product code with the checks .clang-tidy names
 # (and why it leaves some out); any finding fails.
 tidy: deps
-	clang-tidy --quiet $(sort $(wildcard daemon/*.c client/*.c)) -- -std=gnu17 -D_GNU_SOURCE -iquote daemon
+	clang-tidy --quiet $(sort $(wildcard daemon/*/*.c client/*.c)) -- -std=gnu17 -D_GNU_SOURCE $(INC_ALL)
 
 format:
-	clang-format -i daemon/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c
+	clang-format -i daemon/*/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c
 
 clean:
 	rm -rf $(BUILD)
 
--include $(DAEMON_LIB_OBJS:.o=.d) $(BUILD)/daemon/main.d $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(patsubst %.c,$(BUILD)/%.d,$(COMMON_SRCS) $(START_SRCS) $(ROOT_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

@@ -4,7 +4,12 @@
 #   make uninstall (same variables)
 #
 # Layout (PREFIX defaults to /usr/local):
-#   $(SBINDIR)/sharnessd                  the daemon              (0755)
+#   $(SBINDIR)/sharnessd                  the daemon (root's part) (0755)
+#   $(LIBEXECDIR)/sharness/sharnessd-front the daemon's network half, which
+#                                         sharnessd execs as its own uid: it
+#                                         looks for it in ../libexec/sharness
+#                                         beside itself, so LIBEXECDIR must be
+#                                         $(PREFIX)/libexec (the default)
 #   $(BINDIR)/sharness-client             the client              (0755)
 #   $(BINDIR)/sharness-mkcerts            certs/mkcerts           (0755)
 #   $(MANDIR)/man{1,5,8}/...              sharness-client.1 sharness-mkcerts.1 sharnessd.json.5 sharnessd.8
@@ -29,6 +34,7 @@
 
 BINDIR         ?= $(PREFIX)/bin
 SBINDIR        ?= $(PREFIX)/sbin
+LIBEXECDIR     ?= $(PREFIX)/libexec
 MANDIR         ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR     ?= /etc
@@ -71,14 +77,15 @@ install-stage:
 	@sed $(INSTALL_SED) man/sharnessd.8 >$(INSTALL_STAGE)/sharnessd.8
 	@sed $(INSTALL_SED) man/sharnessd.json.5 >$(INSTALL_STAGE)/sharnessd.json.5
 
-install: $(BUILD)/sharnessd $(BUILD)/sharness-client install-stage
-	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client install-stage
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/sharness \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SHARNESS_ETC) $(DESTDIR)$(SHARNESS_ETC)/profiles \
 		$(DESTDIR)$(WORKSPACEDIR)
 	$(INSTALL) -d -m 0700 $(DESTDIR)$(SHARNESS_ETC)/certs \
 		$(DESTDIR)$(LOCALSTATEDIR)/lib/sharness $(DESTDIR)$(LOCALSTATEDIR)/log/sharness
 	$(INSTALL) -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(SBINDIR)/sharnessd
+	$(INSTALL) -m 0755 $(BUILD)/sharnessd-front $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front
 	$(INSTALL) -m 0755 $(BUILD)/sharness-client $(DESTDIR)$(BINDIR)/sharness-client
 	$(INSTALL) -m 0755 certs/mkcerts $(DESTDIR)$(BINDIR)/sharness-mkcerts
 	$(INSTALL) -m 0644 man/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-client.1
@@ -96,7 +103,8 @@ install: $(BUILD)/sharnessd $(BUILD)/sharness-client install-stage
 	      "systemctl enable --now sharnessd (see docs/install.md)"
 
 uninstall: install-stage
-	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(BINDIR)/sharness-client \
+	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front \
+		$(DESTDIR)$(BINDIR)/sharness-client \
 		$(DESTDIR)$(BINDIR)/sharness-mkcerts \
 		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1 \
 		$(DESTDIR)$(MANDIR)/man5/sharnessd.json.5 \
@@ -109,6 +117,7 @@ uninstall: install-stage
 	done
 	@# Directories go only when empty: certificates, state, logs and the
 	@# operator's own files stay.
+	@rmdir $(DESTDIR)$(LIBEXECDIR)/sharness 2>/dev/null || true
 	@for d in $(DESTDIR)$(SHARNESS_ETC)/profiles $(DESTDIR)$(SHARNESS_ETC)/certs \
 		$(DESTDIR)$(SHARNESS_ETC) $(DESTDIR)$(LOCALSTATEDIR)/lib/sharness \
 		$(DESTDIR)$(LOCALSTATEDIR)/log/sharness $(DESTDIR)$(WORKSPACEDIR); do \

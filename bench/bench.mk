@@ -14,7 +14,7 @@ bench-build: all
 # also runs before build/sharnessd links.
 $(BUILD)/bench/filter_bench: bench/filter/filter_bench.c $(DAEMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(DAEMON_LIB) $(LIBS)
+	$(CC) $(CFLAGS) $(INC_ALL) $(LDFLAGS) -o $@ $< $(DAEMON_LIB) $(LIBS)
 
 bench-filter: $(BUILD)/bench/filter_bench
 	@BUILD=$(BUILD) bench/filter/run.sh

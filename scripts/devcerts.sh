@@ -3,7 +3,7 @@
 # outside the checkout, which is the daemon's default workspace (SPEC §15.2:
 # no run may read the CA or server key): /var/lib/sharness-dev/<first 12 hex
 # digits of the SHA-256 of the checkout's real path>/certs, the directory the
-# daemon's embedded defaults use (daemon/config.c dev_path).
+# daemon's embedded defaults use (daemon/common/config.c dev_path).
 #   scripts/devcerts.sh --dir   print that directory and make nothing
 set -eu
 base=/var/lib/sharness-dev/$(printf '%s' "$(realpath .)" | sha256sum | cut -c1-12)

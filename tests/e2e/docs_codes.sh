@@ -3,7 +3,7 @@
 # docs/troubleshooting.md (issue 17): the codes are read from the code
 # itself, so a new one without a row fails here.
 . "$(dirname "$0")/lib.sh"
-codes=$(grep -rhoE 'request_error_set\([^,]*, *[0-9]+, *"[a-z_]+"' "$ROOT"/daemon/*.c | sed -E 's/.*"([a-z_]+)"$/\1/' | sort -u)
+codes=$(grep -rhoE 'request_error_set\([^,]*, *[0-9]+, *"[a-z_]+"' "$ROOT"/daemon/*/*.c | sed -E 's/.*"([a-z_]+)"$/\1/' | sort -u)
 check "the code names some error codes (the search works)" test "$(wc -l <<<"$codes")" -ge 20
 missing=
 for c in $codes; do
@@ -14,7 +14,7 @@ check_eq "every error code has a row in docs/troubleshooting.md" "${missing:-non
 wrong=
 while read -r st c; do
 	grep -q "^| \`$c\` | $st |" "$ROOT/docs/troubleshooting.md" || wrong="$wrong $c($st)"
-done < <(grep -rhoE 'request_error_set\([^,]*, *[0-9]+, *"[a-z_]+"' "$ROOT"/daemon/*.c |
+done < <(grep -rhoE 'request_error_set\([^,]*, *[0-9]+, *"[a-z_]+"' "$ROOT"/daemon/*/*.c |
 	sed -E 's/.*, *([0-9]+), *"([a-z_]+)"$/\1 \2/' | sort -u)
 check_eq "each row gives the status the code sends" "${wrong:-none}" none
 # A row for a code that no longer exists is stale.

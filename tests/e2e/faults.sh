@@ -155,7 +155,7 @@ start_fails "a profile that is a dangling symlink" "$(bad ".profiles_dir = \"$T/
 mkdir -p "$T/p3" && jq '. + {netwrk: "none"}' "$T/profiles/analyse.json" >"$T/p3/analyse.json"
 start_fails "a profile with an unknown key" "$(bad ".profiles_dir = \"$T/p3\"")" "analyse\.json.*netwrk"
 start_fails "TLS key missing" "$(bad ".tls.key = \"$T/nokey.pem\"")" 'nokey\.pem'
-# Known daemon bug (reported): read_pem (daemon/main.c) only checks that the
+# Known daemon bug (reported): read_pem (daemon/start/main.c) only checks that the
 # file is non-empty; a CA that is not a PEM certificate starts a daemon that
 # answers every client 401.
 start_fails "CA is not PEM" "$(bad ".tls.ca = \"$T/profiles/analyse.json\"")" 'analyse\.json|CA|certificate'

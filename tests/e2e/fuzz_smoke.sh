@@ -19,4 +19,4 @@ if ! make -s fuzz-build >build/fuzz-build.log 2>&1; then
 	exit 1
 fi
 echo "ok - fuzz targets build"
-FUZZ_SEED=${FUZZ_SEED:-1} exec tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" request profile config scrub
+FUZZ_SEED=${FUZZ_SEED:-1} exec tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" request profile config scrub check proxy

@@ -19,6 +19,7 @@ while read -r m f; do
 	check_eq "installed $f mode $m" "$(mode "$D$f")" "$m"
 done <<'EOF'
 755 /usr/local/sbin/sharnessd
+755 /usr/local/libexec/sharness/sharnessd-front
 755 /usr/local/bin/sharness-client
 755 /usr/local/bin/sharness-mkcerts
 644 /usr/local/share/man/man1/sharness-client.1
@@ -38,6 +39,7 @@ done <<'EOF'
 EOF
 check_eq "every shipped profile is installed" "$(ls "$D/etc/sharness/profiles")" "$(cd "$ROOT/profiles" && ls ./*.json | sed 's|^\./||')"
 check "the installed binaries are the built ones" cmp "$ROOT/${BUILD:-build}/sharnessd" "$D/usr/local/sbin/sharnessd"
+check "the installed front is the built one" cmp "$ROOT/${BUILD:-build}/sharnessd-front" "$D/usr/local/libexec/sharness/sharnessd-front"
 check "the unit names the installed daemon and config" \
 	grep -qx 'ExecStart=/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json' \
 	"$D/usr/local/lib/systemd/system/sharnessd.service"
@@ -60,7 +62,10 @@ check "its server certificate chains to its CA" openssl verify -CAfile "$T/certs
 R=$T/r
 check "make install with PREFIX/SYSCONFDIR/LOCALSTATEDIR/WORKSPACEDIR succeeds" \
 	mk install PREFIX="$R/usr" SYSCONFDIR="$R/etc" LOCALSTATEDIR="$R/var" WORKSPACEDIR="$R/srv/ws"
-check "binaries go to PREFIX" test -x "$R/usr/sbin/sharnessd" -a -x "$R/usr/bin/sharness-client"
+check "binaries go to PREFIX" test -x "$R/usr/sbin/sharnessd" -a -x "$R/usr/bin/sharness-client" \
+	-a -x "$R/usr/libexec/sharness/sharnessd-front"
+check "the relocated sharnessd finds its front in PREFIX/libexec/sharness (--filter runs it)" \
+	bash -c "'$R/usr/sbin/sharnessd' --filter </dev/null"
 check "the unit follows PREFIX and SYSCONFDIR" \
 	grep -qx "ExecStart=$R/usr/sbin/sharnessd --config $R/etc/sharness/sharnessd.json" \
 	"$R/usr/lib/systemd/system/sharnessd.service"

@@ -16,15 +16,15 @@ FUZZ_DIR           := $(BUILD)/fuzz
 FUZZ_SAN           := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # The daemon's own sources are held to -Werror by the gcc build; clang's
 # warnings differ, so only the targets themselves use -Werror here.
-FUZZ_DCFLAGS       := -g -O1 $(FUZZ_SAN) -std=gnu17 -D_GNU_SOURCE -iquote daemon
+FUZZ_DCFLAGS       := -g -O1 $(FUZZ_SAN) -std=gnu17 -D_GNU_SOURCE $(INC_ALL)
 FUZZ_CFLAGS        := $(FUZZ_DCFLAGS) -Wall -Wextra -Werror -Wshadow -Wvla \
                       -DFUZZ_PROFILES_DIR='"$(CURDIR)/profiles"'
 FUZZ_LIBS          := -lmicrohttpd -lgnutls -lcjson -lcgroup -lseccomp -lhs -lcrypto -lpthread -lm
-FUZZ_TARGETS       := request profile config scrub
+FUZZ_TARGETS       := request profile config scrub check proxy
 
-# Every daemon source but main.c goes into one instrumented archive; the
+# Every daemon source but the mains goes into one instrumented archive; the
 # linker takes only the objects a target needs, so the lists never go stale.
-FUZZ_DAEMON_SRCS   := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+FUZZ_DAEMON_SRCS   := $(DAEMON_LIB_SRCS)
 FUZZ_DAEMON_OBJS   := $(FUZZ_DAEMON_SRCS:daemon/%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_LIB           := $(FUZZ_DIR)/libsharnessd-fuzz.a
 
@@ -32,7 +32,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-merge
 
-$(FUZZ_DIR)/obj/%.o: daemon/%.c daemon/*.h
+$(FUZZ_DIR)/obj/%.o: daemon/%.c $(wildcard daemon/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_DCFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

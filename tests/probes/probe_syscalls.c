@@ -1,6 +1,6 @@
 /*
  * probe_syscalls.c - run inside the sandbox: try every syscall of the seccomp
- * deny list (daemon/seccomp.c) and a few that must stay allowed, and report
+ * deny list (daemon/root/seccomp.c) and a few that must stay allowed, and report
  * what each returned.
  *
  * Output: one line per check, "<name> <result>", where <result> is OK when

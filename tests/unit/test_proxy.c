@@ -32,7 +32,7 @@
 #include "profile.h"
 #include "proxy.h"
 #include "proxy_host.h"
-#include "seccomp.h"
+#include "lockdown.h"
 
 extern char **environ;
 
@@ -1036,22 +1036,21 @@ out:
 /* ---- under the front's seccomp filter ---- */
 
 /*
- * The proxy runs in the front, whose filter refuses fork/exec and netlink
- * sockets.  getaddrinfo(3) must still resolve (no AI_ADDRCONFIG; glibc's
- * address sorting falls back when netlink is refused) and the proxy must
- * still serve.  In a forked child, since the filter cannot be removed.
+ * The proxy runs in the front, under its locks (lockdown.c): an allowlist
+ * that refuses netlink sockets, and Landlock.  getaddrinfo(3) must still
+ * resolve (no AI_ADDRCONFIG; glibc's address sorting falls back when
+ * netlink is refused) and the proxy must still serve.  In a forked child,
+ * since the locks cannot be removed.
  */
 TEST(under_front_seccomp)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		struct sock_fprog prog;
 		char err[256], allow[64], req[256], reply[8192];
 		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
 
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    seccomp_build_front(&prog, err, sizeof(err)) < 0 || seccomp_apply_tsync(&prog) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || lockdown_front(err, sizeof(err)) < 0)
 			_exit(10);
 		/* the filter is really on: netlink is refused */
 		if (socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0) >= 0 || errno != EAFNOSUPPORT)

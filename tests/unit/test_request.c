@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "profile.h"
 #include "request.h"
+#include "path.h"
 
 static struct config cfg;
 static struct profile_set profiles;
@@ -178,12 +179,12 @@ TEST(profiles_and_cwd)
 TEST(normalise_path)
 {
 	char out[64];
-	CHECK_EQ_INT(request_normalise_path("/a/./b/../c//d/", out, sizeof(out)), 0);
+	CHECK_EQ_INT(path_normalise("/a/./b/../c//d/", out, sizeof(out)), 0);
 	CHECK_STR(out, "/a/c/d");
-	CHECK_EQ_INT(request_normalise_path("/../..", out, sizeof(out)), 0);
+	CHECK_EQ_INT(path_normalise("/../..", out, sizeof(out)), 0);
 	CHECK_STR(out, "/");
-	CHECK_EQ_INT(request_normalise_path("rel", out, sizeof(out)), -1);
-	CHECK_EQ_INT(request_normalise_path("/aaaaaaaaaa/bbbbbbbbbb", out, 8), -1);
+	CHECK_EQ_INT(path_normalise("rel", out, sizeof(out)), -1);
+	CHECK_EQ_INT(path_normalise("/aaaaaaaaaa/bbbbbbbbbb", out, 8), -1);
 }
 
 int main(void)

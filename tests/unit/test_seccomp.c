@@ -25,7 +25,7 @@
 
 extern char **environ;
 
-static struct sock_fprog sandbox_prog, front_prog;
+static struct sock_fprog sandbox_prog;
 
 static long long now_ns(void)
 {
@@ -132,13 +132,6 @@ TEST(build_once)
 	printf("# sandbox filter: %u BPF instructions, built once in %lld us\n", sandbox_prog.len,
 	       (t1 - t0) / 1000);
 
-	rc = seccomp_build_front(&front_prog, err, sizeof(err));
-	CHECK_EQ_INT(rc, 0);
-	if (rc != 0)
-		fprintf(stderr, "# %s\n", err);
-	/* Each adds its own rules to the shared list (the front: no exec, no
-	 * fork; the sandbox: modes, xattrs, umask), so the two differ. */
-	CHECK(front_prog.len > 10 && front_prog.len != sandbox_prog.len);
 	/* The first instruction loads the arch: native-only filters start with
 	 * the arch check (libseccomp's layout, relied on for BADARCH). */
 	CHECK(sandbox_prog.filter && sandbox_prog.filter[0].code == (BPF_LD | BPF_W | BPF_ABS));
@@ -159,7 +152,6 @@ TEST(free_and_bad_args)
 	errno = 0;
 	CHECK_EQ_INT(seccomp_apply(&p), -1);
 	CHECK_EQ_INT(errno, EINVAL);
-	CHECK_EQ_INT(seccomp_apply_tsync(&p), -1);
 	/* Build + free twice over leaves no dangling pointer. */
 	CHECK_EQ_INT(seccomp_build_sandbox(&p, err, sizeof(err)), 0);
 	seccomp_prog_free(&p);
@@ -369,86 +361,9 @@ TEST(apply_needs_nnp)
 	CHECK_EQ_INT(r[1], EACCES);
 }
 
-/* The front: threads and sockets keep working; no new process, no exec, on
- * every thread (TSYNC), including one started before the filter. */
-struct front_thread {
-	int go[2];
-	int result;
-};
-
-static void *early_thread(void *arg)
-{
-	struct front_thread *t = arg;
-	char c;
-	char *argv[] = {"/bin/true", NULL};
-
-	if (read_full(t->go[0], &c, 1) < 0)
-		return NULL;
-	execve("/bin/true", argv, environ);
-	t->result = errno;
-	return NULL;
-}
-
 static void *noop_thread(void *arg)
 {
 	return arg;
-}
-
-static void do_front(int fd)
-{
-	struct front_thread t = {.result = -1};
-	pthread_t th, th2;
-	int res[8];
-	char *argv[] = {"/bin/true", NULL};
-	pid_t pid;
-	long fdsock;
-
-	memset(res, 0, sizeof(res));
-	if (pipe2(t.go, O_CLOEXEC) < 0 || pthread_create(&th, NULL, early_thread, &t) != 0)
-		_exit(90);
-	res[0] = seccomp_apply_tsync(&front_prog) == 0 ? 0 : errno;
-	/* the thread started before the filter may not exec */
-	write_full(t.go[1], "x", 1);
-	pthread_join(th, NULL);
-	res[1] = t.result;
-	/* new threads still work */
-	res[2] = pthread_create(&th2, NULL, noop_thread, NULL);
-	if (res[2] == 0)
-		pthread_join(th2, NULL);
-	/* fork: glibc uses clone(SIGCHLD) */
-	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	res[3] = pid < 0 ? errno : 0;
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	execve("/bin/true", argv, environ);
-	res[4] = errno;
-	/* posix_spawn: clone3 → ENOSYS, then clone(CLONE_VM|CLONE_VFORK) → EPERM */
-	res[5] = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
-	fdsock = syscall(__NR_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	res[6] = fdsock >= 0 ? 0 : errno;
-	res[7] = syscall(__NR_unshare, CLONE_NEWUSER) == 0 ? 0 : errno;
-	write_full(fd, res, sizeof(res));
-}
-
-TEST(front_filter)
-{
-	int res[8];
-	int st;
-
-	memset(res, 0xff, sizeof(res));
-	/* in_child loads nothing here: do_front applies with TSYNC itself. */
-	st = in_child(NULL, do_front, res, sizeof(res));
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_EQ_INT(res[0], 0);      /* TSYNC apply */
-	CHECK_EQ_INT(res[1], EPERM);  /* execve from the pre-existing thread */
-	CHECK_EQ_INT(res[2], 0);      /* pthread_create */
-	CHECK_EQ_INT(res[3], EPERM);  /* fork */
-	CHECK_EQ_INT(res[4], EPERM);  /* execve */
-	CHECK_EQ_INT(res[5], EPERM);  /* posix_spawn */
-	CHECK_EQ_INT(res[6], 0);      /* socket(AF_INET6) */
-	CHECK_EQ_INT(res[7], EPERM);  /* unshare */
 }
 
 /* The sandbox filter keeps fork and threads (a build runs make -j). */
@@ -623,10 +538,8 @@ int main(void)
 	RUN(sandbox_modes_and_xattrs);
 	RUN(umask_answered);
 	RUN(apply_needs_nnp);
-	RUN(front_filter);
 	RUN(sandbox_keeps_fork_and_threads);
 	RUN(apply_cost);
 	seccomp_prog_free(&sandbox_prog);
-	seccomp_prog_free(&front_prog);
 	return harness_done();
 }

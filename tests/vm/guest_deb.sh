@@ -67,6 +67,7 @@ while read -r m f; do
 	check_eq "$f mode $m" "$(mode "$f")" "$m"
 done <<'EOF'
 755 /usr/sbin/sharnessd
+755 /usr/libexec/sharness/sharnessd-front
 755 /usr/bin/sharness-client
 755 /usr/bin/sharness-mkcerts
 644 /usr/lib/systemd/system/sharnessd.service
@@ -166,7 +167,7 @@ fi
 if apt_get purge sharness; then ok "apt-get purge sharness"
 else not_ok "apt-get purge sharness" "$(tail -20 "$T/apt.log")"; fi
 check "dpkg no longer knows sharness" bash -c '! dpkg -s sharness >/dev/null 2>&1'
-for p in /etc/sharness /var/lib/sharness /var/log/sharness /srv/sharness /usr/sbin/sharnessd \
+for p in /etc/sharness /var/lib/sharness /var/log/sharness /srv/sharness /usr/sbin/sharnessd /usr/libexec/sharness \
 	/usr/bin/sharness-client /usr/bin/sharness-mkcerts /usr/lib/systemd/system/sharnessd.service \
 	/usr/share/man/man8/sharnessd.8.gz; do
 	check "purge removed $p" test ! -e "$p"

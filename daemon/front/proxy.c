@@ -1,0 +1,1042 @@
+/*
+ * proxy.c - the egress proxy of one run (see proxy.h).
+ *
+ * Trust: every byte read from a client fd comes from the sandboxed command
+ * and is hostile; the decision functions live in proxy_host.c and are pure.
+ * This file is the I/O around them: read a bounded request head, decide,
+ * dial the checked sockaddrs, relay with a byte cap and an idle timeout.
+ *
+ * Shape: one thread per client connection (bounded per run), each owning
+ * its two sockets.  A pipe, readable once proxy_free() starts, is in every
+ * poll(2), so shutdown never races with an fd being closed and reused.
+ */
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "audit.h"
+#include "log.h"
+#include "profile.h"
+#include "proxy_host.h"
+
+#define ADDRS_MAX 8           /* resolved addresses checked and tried */
+#define RELAY_BUF 16384       /* per direction */
+#define REPLY_MS 2000         /* to write an error reply and linger */
+#define THREAD_STACK (512 * 1024) /* getaddrinfo's NSS modules need some room */
+#define RUN_ID_MAX 64
+
+enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
+
+struct slot {
+	enum slot_state state;
+	pthread_t tid;
+	int fd;
+	struct proxy *px;
+};
+
+struct proxy {
+	pthread_mutex_t mu;
+	char profile[PROFILE_NAME_MAX];
+	char *allow[PROFILE_LIST_MAX];
+	size_t n_allow;
+	struct proxy_limits lim;
+	char daemon_host[INET6_ADDRSTRLEN];
+	int audit_fd;
+	char run_id[RUN_ID_MAX];
+	int wake[2];     /* [0] becomes readable when proxy_free() starts */
+	bool closing;
+	struct slot *slots;
+	char denied[PROXY_DENIALS_MAX][200]; /* the first distinct refusals (403), for the reply */
+	size_t n_denied;
+};
+
+/* One connection's state, owned by its thread. */
+struct conn {
+	struct proxy *px;
+	int cfd, ufd;
+	char head[PROXY_HEAD_MAX];
+	size_t got, head_len;     /* bytes in head[]; length of the head incl. CRLFCRLF */
+	struct proxy_request rq;  /* the request line, parsed (its path points into head[]) */
+	enum proxy_match match;
+	struct sockaddr_storage addrs[ADDRS_MAX];
+	socklen_t addr_lens[ADDRS_MAX];
+	size_t n_addrs;
+	char address[INET6_ADDRSTRLEN]; /* the one dialed */
+	uint64_t bytes_up, bytes_down;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for `events` on fd until `deadline` (monotonic ms).  1 = ready,
+ * 0 = timed out, -1 = the proxy is closing or poll failed. */
+static int wait_fd(const struct proxy *px, int fd, short events, long long deadline)
+{
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = px->wake[0], .events = POLLIN}};
+		long long left = deadline - now_ms();
+
+		if (left <= 0)
+			return 0;
+		int r = poll(p, 2, left > 60000 ? 60000 : (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || p[1].revents)
+			return -1;
+		if (r > 0 && p[0].revents)
+			return 1;
+	}
+}
+
+static int send_all(const struct proxy *px, int fd, const void *buf, size_t len, long long deadline)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (wait_fd(px, fd, POLLOUT, deadline) <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A printable, bounded copy of hostile bytes for a reply body and the log. */
+static void printable(char *out, size_t outlen, const char *in, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 5 < outlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+	}
+	if (o >= outlen)
+		o = outlen - 1;
+	out[o] = '\0';
+}
+
+static void audit_decision(const struct conn *c, const char *decision, int status,
+                           const char *reason)
+{
+	const struct proxy *px = c->px;
+	cJSON *line;
+
+	if (px->audit_fd < 0 || !(line = cJSON_CreateObject()))
+		return;
+	cJSON_AddStringToObject(line, "event", "proxy");
+	cJSON_AddStringToObject(line, "run_id", px->run_id);
+	cJSON_AddStringToObject(line, "profile", px->profile);
+	cJSON_AddStringToObject(line, "method", c->rq.method);
+	cJSON_AddStringToObject(line, "host", c->rq.host_text);
+	cJSON_AddNumberToObject(line, "port", c->rq.port);
+	cJSON_AddStringToObject(line, "decision", decision);
+	cJSON_AddNumberToObject(line, "status", status);
+	cJSON_AddStringToObject(line, "reason", reason);
+	if (c->address[0])
+		cJSON_AddStringToObject(line, "address", c->address);
+	if (audit_write(px->audit_fd, line) < 0)
+		log_warn("the audit log could not be written (%s): a proxy decision is lost", strerror(errno));
+	cJSON_Delete(line);
+}
+
+static void audit_end(const struct conn *c, const char *reason)
+{
+	const struct proxy *px = c->px;
+	cJSON *line;
+
+	if (px->audit_fd < 0 || !(line = cJSON_CreateObject()))
+		return;
+	cJSON_AddStringToObject(line, "event", "proxy_end");
+	cJSON_AddStringToObject(line, "run_id", px->run_id);
+	cJSON_AddStringToObject(line, "host", c->rq.host_text);
+	cJSON_AddNumberToObject(line, "port", c->rq.port);
+	cJSON_AddNumberToObject(line, "bytes_up", (double)c->bytes_up);
+	cJSON_AddNumberToObject(line, "bytes_down", (double)c->bytes_down);
+	cJSON_AddStringToObject(line, "reason", reason);
+	if (audit_write(px->audit_fd, line) < 0)
+		log_warn("the audit log could not be written (%s): a proxy decision is lost", strerror(errno));
+	cJSON_Delete(line);
+}
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 408:
+		return "Request Timeout";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	}
+	return "Error";
+}
+
+/* The whole reply in one buffer: status line, headers, one-line body. */
+static int format_reply(char *buf, size_t len, int status, const char *reason)
+{
+	char body[768];
+	int b = snprintf(body, sizeof(body), "sharness proxy: %s\n", reason);
+
+	if (b < 0 || (size_t)b >= sizeof(body))
+		b = (int)sizeof(body) - 1;
+	return snprintf(buf, len,
+	                "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+	                "Content-Length: %d\r\nConnection: close\r\nX-Sharness-Proxy: %s\r\n\r\n%.*s",
+	                status, status_text(status), b, status == 403 ? "denied" : "error", b, body);
+}
+
+static void note_denial(struct proxy *px, const char *reason)
+{
+	pthread_mutex_lock(&px->mu);
+	bool seen = false;
+	for (size_t i = 0; i < px->n_denied; i++)
+		seen = seen || strncmp(px->denied[i], reason, sizeof(px->denied[i]) - 1) == 0;
+	if (!seen && px->n_denied < PROXY_DENIALS_MAX) {
+		size_t n = strnlen(reason, sizeof(px->denied[0]) - 1);
+		memcpy(px->denied[px->n_denied], reason, n);
+		px->denied[px->n_denied][n] = '\0';
+		px->n_denied++;
+	}
+	pthread_mutex_unlock(&px->mu);
+}
+
+size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max)
+{
+	if (!px)
+		return 0;
+	pthread_mutex_lock(&px->mu);
+	size_t n = px->n_denied < max ? px->n_denied : max;
+	memcpy(out, px->denied, n * sizeof(px->denied[0]));
+	pthread_mutex_unlock(&px->mu);
+	return n;
+}
+
+/*
+ * Answer an error, log it, and close gracefully: shut our side, then
+ * discard what the client still sends for a moment, because closing with
+ * unread data makes the kernel send RST, which can destroy the reply
+ * before the client reads it.
+ */
+__attribute__((format(printf, 4, 5)))
+static void refuse(struct conn *c, int status, const char *decision, const char *fmt, ...)
+{
+	char reason[640], reply[1024], sink[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	audit_decision(c, decision, status, reason);
+	if (status == 403) /* the policy's refusals, not a client's malformed request */
+		note_denial(c->px, reason);
+	int n = format_reply(reply, sizeof(reply), status, reason);
+	long long deadline = now_ms() + REPLY_MS;
+	if (n > 0 && send_all(c->px, c->cfd, reply, (size_t)n < sizeof(reply) ? (size_t)n : sizeof(reply) - 1,
+	                      deadline) == 0) {
+		shutdown(c->cfd, SHUT_WR);
+		for (size_t drained = 0; drained < 65536;) {
+			if (wait_fd(c->px, c->cfd, POLLIN, deadline) <= 0)
+				break;
+			ssize_t r = recv(c->cfd, sink, sizeof(sink), MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+				break;
+			if (r > 0)
+				drained += (size_t)r;
+		}
+	}
+}
+
+/* ---- the request head ---- */
+
+/* Read until CRLFCRLF.  0 = have a head, 1 = refused or gone (already answered). */
+static int read_head(struct conn *c)
+{
+	const struct proxy *px = c->px;
+	long long deadline = now_ms() + px->lim.head_timeout_ms;
+	size_t from = 0; /* bytes before this cannot start the terminator */
+
+	for (;;) {
+		const char *end = memmem(c->head + from, c->got - from, "\r\n\r\n", 4);
+
+		if (end) {
+			c->head_len = (size_t)(end - c->head) + 4;
+			return 0;
+		}
+		if (c->got == sizeof(c->head)) {
+			refuse(c, 400, "deny", "the request head is longer than %d bytes", PROXY_HEAD_MAX);
+			return 1;
+		}
+		int w = wait_fd(px, c->cfd, POLLIN, deadline);
+		if (w == 0) {
+			if (c->got)
+				refuse(c, 408, "deny", "the request head did not arrive within %u ms",
+				       px->lim.head_timeout_ms);
+			return 1;
+		}
+		if (w < 0)
+			return 1;
+		ssize_t n = recv(c->cfd, c->head + c->got, sizeof(c->head) - c->got, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return 1; /* the client left before asking for anything */
+		if (n > 0) {
+			from = c->got > 3 ? c->got - 3 : 0;
+			c->got += (size_t)n;
+		}
+	}
+}
+
+static bool is_tchar(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/*
+ * The head must be lines ending in CRLF, with no NUL, no bare CR or LF and
+ * no other control byte but HT: a proxy and its upstream must never
+ * disagree about where a line or the head ends (request smuggling).
+ */
+static const char *head_clean(const char *h, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)h[i];
+
+		if (ch == '\r') {
+			if (i + 1 >= len || h[i + 1] != '\n')
+				return "the request holds a bare CR";
+			i++;
+		} else if (ch == '\n') {
+			return "the request holds a bare LF";
+		} else if (ch == 0) {
+			return "the request holds a NUL byte";
+		} else if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+			return "the request holds a control byte";
+		}
+	}
+	return NULL;
+}
+
+/* The head's text, for a refusal: `fmt` and its arguments into why. */
+#define WHY(...) (snprintf(why, whylen, __VA_ARGS__), -1)
+
+int proxy_parse_head(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
+{
+	const char *bad, *eol = memmem(h, len, "\r\n", 2);
+	const char *sp1, *sp2, *target;
+	size_t mlen, tlen;
+	char shown[200];
+
+	memset(rq, 0, sizeof(*rq));
+	if (!eol || len < 4 || memcmp(h + len - 4, "\r\n\r\n", 4) != 0)
+		return WHY("the request head does not end in an empty line");
+	if ((bad = head_clean(h, len)))
+		return WHY("%s", bad);
+	sp1 = memchr(h, ' ', (size_t)(eol - h));
+	if (!sp1 || (mlen = (size_t)(sp1 - h)) == 0 || mlen >= sizeof(rq->method))
+		goto bad_line;
+	for (size_t i = 0; i < mlen; i++)
+		if (h[i] < 'A' || h[i] > 'Z')
+			goto bad_line;
+	memcpy(rq->method, h, mlen);
+	rq->method[mlen] = '\0';
+	target = sp1 + 1;
+	sp2 = memchr(target, ' ', (size_t)(eol - target));
+	if (!sp2 || (tlen = (size_t)(sp2 - target)) == 0)
+		goto bad_line;
+	for (size_t i = 0; i < tlen; i++)
+		if ((unsigned char)target[i] <= 0x20 || (unsigned char)target[i] >= 0x7f)
+			goto bad_line;
+	if ((size_t)(eol - sp2 - 1) != 8 || (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
+		goto bad_line;
+
+	printable(shown, sizeof(shown), target, tlen);
+	if (!strcmp(rq->method, "CONNECT")) {
+		rq->connect = true;
+		snprintf(rq->host_text, sizeof(rq->host_text), "%s", shown);
+		if (proxy_authority_parse(target, tlen, 0, &rq->host, &rq->port, &bad) < 0)
+			return WHY("CONNECT target '%s' %s", shown, bad);
+	} else {
+		const char *auth, *end = target + tlen;
+
+		if (tlen >= 8 && !strncasecmp(target, "https://", 8))
+			return WHY("'%s' is an https:// URL; clients send those with CONNECT", shown);
+		if (tlen < 7 || strncasecmp(target, "http://", 7))
+			return WHY("the request target '%s' is not an absolute http:// URL (this is a proxy: "
+			           "send 'GET http://host/path' or 'CONNECT host:port')",
+			           shown);
+		auth = target + 7;
+		const char *p = auth;
+		while (p < end && *p != '/' && *p != '?' && *p != '#')
+			p++;
+		printable(rq->host_text, sizeof(rq->host_text), auth, (size_t)(p - auth));
+		if (proxy_authority_parse(auth, (size_t)(p - auth), 80, &rq->host, &rq->port, &bad) < 0)
+			return WHY("the host of '%s' %s", shown, bad);
+		rq->target_path = p;
+		rq->target_path_len = (size_t)(end - p);
+	}
+	snprintf(rq->host_text, sizeof(rq->host_text), "%s", rq->host.text);
+	return 0;
+bad_line:
+	printable(shown, sizeof(shown), h, (size_t)(eol - h) < 120 ? (size_t)(eol - h) : 120);
+	return WHY("malformed request line '%s'", shown);
+}
+
+/* Parse the request line and decide CONNECT / absolute-form.  0 = ok. */
+static int parse_request(struct conn *c)
+{
+	char why[400];
+	if (proxy_parse_head(c->head, c->head_len, &c->rq, why, sizeof(why)) == 0)
+		return 0;
+	refuse(c, 400, "deny", "%s", why);
+	return -1;
+}
+
+/* ---- the decision ---- */
+
+static void addr_text(const struct sockaddr *sa, char *out, size_t len)
+{
+	const void *a = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+	                                         : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (!inet_ntop(sa->sa_family, a, out, (socklen_t)len))
+		snprintf(out, len, "?");
+}
+
+/* Fill c->addrs: the literal itself, or one getaddrinfo(3).  0 = ok. */
+static int resolve(struct conn *c)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	                         .ai_protocol = IPPROTO_TCP}, *res, *ai;
+	int r;
+
+	c->n_addrs = 0;
+	if (c->rq.host.kind == PROXY_HOST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&c->addrs[0];
+
+		memset(s, 0, sizeof(*s));
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, c->rq.host.addr, 4);
+		s->sin_port = htons((uint16_t)c->rq.port);
+		c->addr_lens[0] = sizeof(*s);
+		c->n_addrs = 1;
+		return 0;
+	}
+	if (c->rq.host.kind == PROXY_HOST_IPV6) {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&c->addrs[0];
+
+		memset(s, 0, sizeof(*s));
+		s->sin6_family = AF_INET6;
+		memcpy(&s->sin6_addr, c->rq.host.addr, 16);
+		s->sin6_port = htons((uint16_t)c->rq.port);
+		c->addr_lens[0] = sizeof(*s);
+		c->n_addrs = 1;
+		return 0;
+	}
+	/* No AI_ADDRCONFIG: it asks the kernel over netlink, which the
+	 * front's seccomp filter refuses (and it would hide nothing we need). */
+	r = getaddrinfo(c->rq.host.text, NULL, &hints, &res);
+	if (r != 0) {
+		refuse(c, 502, "error", "could not resolve host '%s': %s", c->rq.host.text,
+		       r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+		return -1;
+	}
+	for (ai = res; ai && c->n_addrs < ADDRS_MAX; ai = ai->ai_next) {
+		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+		    ai->ai_addrlen > sizeof(c->addrs[0]))
+			continue;
+		memcpy(&c->addrs[c->n_addrs], ai->ai_addr, ai->ai_addrlen);
+		if (ai->ai_family == AF_INET)
+			((struct sockaddr_in *)&c->addrs[c->n_addrs])->sin_port = htons((uint16_t)c->rq.port);
+		else
+			((struct sockaddr_in6 *)&c->addrs[c->n_addrs])->sin6_port = htons((uint16_t)c->rq.port);
+		c->addr_lens[c->n_addrs++] = ai->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	if (c->n_addrs == 0) {
+		refuse(c, 502, "error", "host '%s' has no IPv4 or IPv6 address", c->rq.host.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is `sa` the daemon's own listener?  Its port on any non-public address
+ * (a wildcard listener answers on all of them) or on its exact address. */
+static bool is_daemon(const struct proxy *px, const struct sockaddr *sa, unsigned port,
+                      enum proxy_addr_class cls)
+{
+	char text[INET6_ADDRSTRLEN];
+
+	if (!px->lim.daemon_port || port != px->lim.daemon_port)
+		return false;
+	if (cls != PROXY_ADDR_PUBLIC)
+		return true;
+	addr_text(sa, text, sizeof(text));
+	return px->daemon_host[0] && !strcmp(text, px->daemon_host);
+}
+
+/*
+ * Every resolved address must pass, not just the first: a name that
+ * answers both a public and a private address is a rebinding attempt, and
+ * the dial below tries them in order.
+ */
+static int check_addrs(struct conn *c)
+{
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[i];
+		enum proxy_addr_class cls = proxy_addr_classify(sa);
+		char text[INET6_ADDRSTRLEN];
+
+		addr_text(sa, text, sizeof(text));
+		if (is_daemon(c->px, sa, c->rq.port, cls)) {
+			refuse(c, 403, "deny", "'%s' port %u is the sharness daemon's own port", c->rq.host.text,
+			       c->rq.port);
+			return -1;
+		}
+		if (proxy_addr_permitted(cls, c->match))
+			continue;
+		const char *who =
+			cls == PROXY_ADDR_LINK_LOCAL || cls == PROXY_ADDR_METADATA
+				? "only an allowlist entry naming that exact address may reach it"
+			: cls == PROXY_ADDR_LOOPBACK || cls == PROXY_ADDR_PRIVATE || cls == PROXY_ADDR_CGNAT
+				? "only an exact allowlist entry (not a wildcard) may reach it"
+				: "the proxy never connects there";
+		if (c->rq.host.kind == PROXY_HOST_NAME)
+			refuse(c, 403, "deny", "host '%s' resolves to %s, %s %s address; %s", c->rq.host.text, text,
+			       strchr("aeiou", proxy_addr_class_name(cls)[0]) ? "an" : "a",
+			       proxy_addr_class_name(cls), who);
+		else
+			refuse(c, 403, "deny", "%s is %s %s address; %s", text,
+			       strchr("aeiou", proxy_addr_class_name(cls)[0]) ? "an" : "a",
+			       proxy_addr_class_name(cls), who);
+		return -1;
+	}
+	return 0;
+}
+
+/* Connect to the checked sockaddrs in order, never to the name. */
+static int dial(struct conn *c)
+{
+	const struct proxy *px = c->px;
+	long long deadline = now_ms() + px->lim.connect_timeout_ms;
+	int last = ECONNREFUSED;
+
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[i];
+		int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0) {
+			last = errno;
+			continue;
+		}
+		if (connect(fd, sa, c->addr_lens[i]) < 0 && errno != EINPROGRESS) {
+			last = errno;
+			close(fd);
+			continue;
+		}
+		int w = wait_fd(px, fd, POLLOUT, deadline), soerr = 0;
+		socklen_t sl = sizeof(soerr);
+		if (w > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) {
+			c->ufd = fd;
+			addr_text(sa, c->address, sizeof(c->address));
+			return 0;
+		}
+		last = w == 0 ? ETIMEDOUT : w < 0 ? ECANCELED : soerr ? soerr : errno;
+		close(fd);
+		if (w <= 0)
+			break;
+	}
+	refuse(c, 502, "error", "could not connect to host '%s' port %u: %s", c->rq.host.text, c->rq.port,
+	       strerror(last));
+	return -1;
+}
+
+/* ---- forwarding ---- */
+
+static bool header_dropped(const char *name, size_t len)
+{
+	/* Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own. The Host
+	 * header is rebuilt from the checked URL so the origin sees the host
+	 * the allowlist approved, not one the command chose. */
+	static const char *const drop[] = {"host", "connection", "proxy-connection", "keep-alive",
+	                                   "proxy-authorization", "proxy-authenticate", "te",
+	                                   "trailer", "upgrade", NULL};
+
+	for (size_t i = 0; drop[i]; i++)
+		if (strlen(drop[i]) == len && !strncasecmp(name, drop[i], len))
+			return true;
+	return false;
+}
+
+/* "GET /path HTTP/1.1", Host, the end-to-end headers, "Connection: close". */
+static char *rewrite_head(struct conn *c, size_t *outlen)
+{
+	size_t cap = c->head_len + PROXY_HOST_MAX + 128;
+	char *out = malloc(cap), *o = out;
+	const char *h = c->head, *end = c->head + c->head_len - 2; /* before the final CRLF */
+	const char *line = (const char *)memmem(h, c->head_len, "\r\n", 2) + 2;
+	int n;
+
+	if (!out)
+		return NULL;
+	bool v6 = c->rq.host.kind == PROXY_HOST_IPV6;
+	const char *path = c->rq.target_path_len ? c->rq.target_path : "/";
+	size_t plen = c->rq.target_path_len ? c->rq.target_path_len : 1;
+	n = snprintf(o, cap, "%s %s%.*s HTTP/1.1\r\nHost: %s%s%s", c->rq.method, path[0] == '/' ? "" : "/",
+	             (int)plen, path, v6 ? "[" : "", c->rq.host.text, v6 ? "]" : "");
+	o += n;
+	if (c->rq.port != 80)
+		o += snprintf(o, cap - (size_t)(o - out), ":%u", c->rq.port);
+	memcpy(o, "\r\n", 2);
+	o += 2;
+	while (line < end) {
+		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
+		const char *colon = memchr(line, ':', (size_t)(eol - line));
+		size_t nlen = colon ? (size_t)(colon - line) : 0;
+
+		for (size_t i = 0; i < nlen; i++)
+			if (!is_tchar(line[i]))
+				nlen = 0;
+		if (nlen == 0) {
+			/* obs-fold or a line without a field name: refuse,
+			 * do not guess how the origin would read it. */
+			free(out);
+			errno = EINVAL;
+			return NULL;
+		}
+		if (!header_dropped(line, nlen)) {
+			memcpy(o, line, (size_t)(eol - line) + 2);
+			o += (eol - line) + 2;
+		}
+		line = eol + 2;
+	}
+	memcpy(o, "Connection: close\r\n\r\n", 21);
+	o += 21;
+	*outlen = (size_t)(o - out);
+	return out;
+}
+
+struct pipebuf {
+	char b[RELAY_BUF];
+	size_t off, len;
+};
+
+/* Relay until the origin is done, the client is gone, idle, byte cap, or
+ * shutdown.  Returns the reason for the audit line. */
+static const char *relay(struct conn *c, uint64_t budget)
+{
+	const struct proxy *px = c->px;
+	struct pipebuf *up = malloc(sizeof(*up)), *down = malloc(sizeof(*down));
+	bool cli_eof = false, up_eof = false, shut_up = false;
+	const char *why = "error";
+
+	if (!up || !down)
+		goto out;
+	up->off = up->len = down->off = down->len = 0;
+	for (;;) {
+		if (cli_eof && up->len == 0 && !shut_up) {
+			shutdown(c->ufd, SHUT_WR);
+			shut_up = true;
+		}
+		if (up_eof && down->len == 0) {
+			why = "closed by the origin";
+			break;
+		}
+		if (budget == 0 && up->len == 0 && down->len == 0) {
+			why = "byte limit";
+			break;
+		}
+		struct pollfd p[3] = {{.fd = c->cfd}, {.fd = c->ufd}, {.fd = px->wake[0], .events = POLLIN}};
+		if (!cli_eof && up->len == 0 && budget)
+			p[0].events |= POLLIN;
+		if (down->len)
+			p[0].events |= POLLOUT;
+		if (!up_eof && down->len == 0 && budget)
+			p[1].events |= POLLIN;
+		if (up->len)
+			p[1].events |= POLLOUT;
+		/* A socket we want nothing from stays out of the set, so a
+		 * hang-up on it cannot spin the loop. */
+		if (!p[0].events)
+			p[0].fd = -1;
+		if (!p[1].events)
+			p[1].fd = -1;
+		int r = poll(p, 3, (int)px->lim.idle_timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0) {
+			why = "idle timeout";
+			break;
+		}
+		if (p[2].revents) {
+			why = "run ended";
+			break;
+		}
+		if (p[0].revents & POLLIN || (p[0].revents & (POLLHUP | POLLERR) && p[0].events & POLLIN)) {
+			size_t want = sizeof(up->b) < budget ? sizeof(up->b) : (size_t)budget;
+			ssize_t n = recv(c->cfd, up->b, want, MSG_DONTWAIT);
+			if (n > 0) {
+				up->off = 0;
+				up->len = (size_t)n;
+				budget -= (uint64_t)n;
+				c->bytes_up += (uint64_t)n;
+			} else if (n == 0) {
+				cli_eof = true;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				why = "client error";
+				break;
+			}
+		}
+		if (p[1].revents & POLLIN || (p[1].revents & (POLLHUP | POLLERR) && p[1].events & POLLIN)) {
+			size_t want = sizeof(down->b) < budget ? sizeof(down->b) : (size_t)budget;
+			ssize_t n = recv(c->ufd, down->b, want, MSG_DONTWAIT);
+			if (n > 0) {
+				down->off = 0;
+				down->len = (size_t)n;
+				budget -= (uint64_t)n;
+				c->bytes_down += (uint64_t)n;
+			} else if (n == 0) {
+				up_eof = true;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				why = "origin error";
+				break;
+			}
+		}
+		if (up->len && p[1].revents & (POLLOUT | POLLERR | POLLHUP)) {
+			ssize_t n = send(c->ufd, up->b + up->off, up->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				up->off += (size_t)n;
+				up->len -= (size_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				why = "origin error";
+				break;
+			}
+		}
+		if (down->len && p[0].revents & (POLLOUT | POLLERR | POLLHUP)) {
+			ssize_t n = send(c->cfd, down->b + down->off, down->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				down->off += (size_t)n;
+				down->len -= (size_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				why = "client closed";
+				break;
+			}
+		}
+	}
+out:
+	free(up);
+	free(down);
+	return why;
+}
+
+static void serve(struct conn *c)
+{
+	struct proxy *px = c->px;
+	char *head = NULL, reason[400];
+	size_t idx = 0, hl = 0;
+
+	if (read_head(c) != 0 || parse_request(c) != 0)
+		return;
+	/* Rewrite before deciding, so a malformed header is a 400 and never
+	 * costs a lookup or a connection. */
+	if (!c->rq.connect && !(head = rewrite_head(c, &hl))) {
+		refuse(c, 400, "deny", "a header line of the request is malformed");
+		return;
+	}
+	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.port, &idx);
+	if (c->match == PROXY_MATCH_NONE) {
+		refuse(c, 403, "deny", "host '%s' port %u is not on the allowlist of profile '%s'",
+		       c->rq.host.text, c->rq.port, px->profile);
+		goto out;
+	}
+	if (resolve(c) != 0 || check_addrs(c) != 0 || dial(c) != 0)
+		goto out;
+
+	uint64_t budget = px->lim.max_bytes;
+	long long deadline = now_ms() + px->lim.idle_timeout_ms;
+	const char *extra = c->head + c->head_len;
+	size_t extra_len = c->got - c->head_len;
+
+	snprintf(reason, sizeof(reason), "allowlist entry '%s'", px->allow[idx]);
+	audit_decision(c, "allow", 200, reason);
+	if (c->rq.connect) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		if (send_all(px, c->cfd, ok, sizeof(ok) - 1, deadline) < 0) {
+			audit_end(c, "client closed");
+			goto out;
+		}
+	} else {
+		/* The rewritten head counts against the byte cap too. */
+		if (hl > budget || send_all(px, c->ufd, head, hl, deadline) < 0) {
+			audit_end(c, hl > budget ? "byte limit" : "origin error");
+			goto out;
+		}
+		budget -= hl;
+		c->bytes_up += hl;
+	}
+	/* Bytes the client sent after the head (a TLS ClientHello, a body). */
+	if (extra_len) {
+		if (extra_len > budget || send_all(px, c->ufd, extra, extra_len, deadline) < 0) {
+			audit_end(c, extra_len > budget ? "byte limit" : "origin error");
+			goto out;
+		}
+		budget -= extra_len;
+		c->bytes_up += extra_len;
+	}
+	audit_end(c, relay(c, budget));
+out:
+	free(head);
+}
+
+static void *conn_main(void *arg)
+{
+	struct slot *s = arg;
+	struct proxy *px = s->px;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->px = px;
+		c->cfd = s->fd;
+		c->ufd = -1;
+		serve(c);
+		if (c->ufd >= 0)
+			close(c->ufd);
+		free(c);
+	}
+	close(s->fd);
+	pthread_mutex_lock(&px->mu);
+	s->state = SLOT_DONE;
+	s->fd = -1;
+	pthread_mutex_unlock(&px->mu);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+struct proxy *proxy_new(const struct profile *p, const struct proxy_limits *lim, int audit_fd,
+                        const char *run_id, char *err, size_t errlen)
+{
+	struct proxy *px;
+
+	if (p->network != PROFILE_NETWORK_PROXY || p->n_proxy_allow == 0 ||
+	    p->n_proxy_allow > PROFILE_LIST_MAX) {
+		snprintf(err, errlen, "profile '%s' has no egress proxy allowlist", p->name);
+		errno = EINVAL;
+		return NULL;
+	}
+	px = calloc(1, sizeof(*px));
+	if (!px)
+		goto err_nomem;
+	px->wake[0] = px->wake[1] = -1;
+	px->audit_fd = audit_fd;
+	snprintf(px->profile, sizeof(px->profile), "%s", p->name);
+	snprintf(px->run_id, sizeof(px->run_id), "%s", run_id ? run_id : "");
+	if (lim)
+		px->lim = *lim;
+	if (!px->lim.max_conns)
+		px->lim.max_conns = PROXY_DEFAULT_CONNS;
+	if (!px->lim.max_bytes)
+		px->lim.max_bytes = PROXY_DEFAULT_BYTES;
+	if (!px->lim.idle_timeout_ms)
+		px->lim.idle_timeout_ms = PROXY_DEFAULT_IDLE_MS;
+	if (!px->lim.head_timeout_ms)
+		px->lim.head_timeout_ms = PROXY_DEFAULT_HEAD_MS;
+	if (!px->lim.connect_timeout_ms)
+		px->lim.connect_timeout_ms = PROXY_DEFAULT_CONNECT_MS;
+	if (px->lim.idle_timeout_ms > 86400000u)
+		px->lim.idle_timeout_ms = 86400000u; /* poll(2) takes an int */
+	if (lim && lim->daemon_host)
+		snprintf(px->daemon_host, sizeof(px->daemon_host), "%s", lim->daemon_host);
+	px->lim.daemon_host = NULL; /* the copy above is what is used */
+	for (size_t i = 0; i < p->n_proxy_allow; i++) {
+		if (!(px->allow[i] = strdup(p->proxy_allow[i])))
+			goto err_free;
+		px->n_allow++;
+	}
+	px->slots = calloc(px->lim.max_conns, sizeof(*px->slots));
+	if (!px->slots)
+		goto err_free;
+	if (pipe2(px->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "the proxy of run %s could not create its wake-up pipe: %s",
+		         px->run_id, strerror(errno));
+		goto err_free_quiet;
+	}
+	if (pthread_mutex_init(&px->mu, NULL) != 0)
+		goto err_free;
+	return px;
+err_free:
+	snprintf(err, errlen, "out of memory creating the proxy of run %s", run_id ? run_id : "");
+err_free_quiet:
+	for (size_t i = 0; i < px->n_allow; i++)
+		free(px->allow[i]);
+	free(px->slots);
+	if (px->wake[0] >= 0) {
+		close(px->wake[0]);
+		close(px->wake[1]);
+	}
+	free(px);
+	errno = ENOMEM;
+	return NULL;
+err_nomem:
+	snprintf(err, errlen, "out of memory creating a proxy");
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Join threads that finished.  Called with px->mu held; they are past
+ * their last use of the lock, so the join is immediate. */
+static void reap(struct proxy *px)
+{
+	for (unsigned i = 0; i < px->lim.max_conns; i++)
+		if (px->slots[i].state == SLOT_DONE) {
+			pthread_join(px->slots[i].tid, NULL);
+			px->slots[i].state = SLOT_FREE;
+		}
+}
+
+int proxy_serve_fd(struct proxy *px, int client_fd)
+{
+	struct slot *free_slot = NULL;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int e;
+
+	pthread_mutex_lock(&px->mu);
+	if (px->closing) {
+		pthread_mutex_unlock(&px->mu);
+		close(client_fd);
+		errno = ESHUTDOWN;
+		return -1;
+	}
+	reap(px);
+	for (unsigned i = 0; i < px->lim.max_conns && !free_slot; i++)
+		if (px->slots[i].state == SLOT_FREE)
+			free_slot = &px->slots[i];
+	if (!free_slot) {
+		pthread_mutex_unlock(&px->mu);
+		/* Answered here without a thread: that is the point of the
+		 * bound.  A fresh socket's send buffer holds this line. */
+		struct conn *c = calloc(1, sizeof(*c)); /* only for the audit line's fields */
+		char reason[128], reply[512];
+
+		snprintf(reason, sizeof(reason), "the run already has %u proxy connections open",
+		         px->lim.max_conns);
+		if (c) {
+			c->px = px;
+			snprintf(c->rq.method, sizeof(c->rq.method), "?");
+			audit_decision(c, "deny", 503, reason);
+			free(c);
+		}
+		int n = format_reply(reply, sizeof(reply), 503, reason);
+		if (n > 0)
+			(void)!send(client_fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		shutdown(client_fd, SHUT_WR);
+		close(client_fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	/* The fd may come from SCM_RIGHTS without these flags. */
+	fcntl(client_fd, F_SETFD, FD_CLOEXEC);
+	fcntl(client_fd, F_SETFL, fcntl(client_fd, F_GETFL) | O_NONBLOCK);
+	free_slot->fd = client_fd;
+	free_slot->px = px;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	/* Signals belong to the front's main thread (sigwait); a connection
+	 * thread starts with all of them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&free_slot->tid, &attr, conn_main, free_slot);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (e != 0) {
+		free_slot->fd = -1;
+		pthread_mutex_unlock(&px->mu);
+		close(client_fd);
+		errno = e;
+		return -1;
+	}
+	free_slot->state = SLOT_RUNNING;
+	pthread_mutex_unlock(&px->mu);
+	return 0;
+}
+
+unsigned proxy_active(struct proxy *px)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&px->mu);
+	for (unsigned i = 0; i < px->lim.max_conns; i++)
+		n += px->slots[i].state == SLOT_RUNNING;
+	pthread_mutex_unlock(&px->mu);
+	return n;
+}
+
+void proxy_free(struct proxy *px)
+{
+	char one = 1;
+
+	if (!px)
+		return;
+	pthread_mutex_lock(&px->mu);
+	px->closing = true;
+	pthread_mutex_unlock(&px->mu);
+	/* Every poll(2) of every connection thread watches wake[0]. */
+	(void)!write(px->wake[1], &one, 1);
+	/* No slot becomes RUNNING once `closing` is set; read each state under
+	 * the lock, join outside it (the thread takes the lock to finish). */
+	for (unsigned i = 0; i < px->lim.max_conns; i++) {
+		pthread_mutex_lock(&px->mu);
+		enum slot_state st = px->slots[i].state;
+		pthread_mutex_unlock(&px->mu);
+		if (st != SLOT_FREE)
+			pthread_join(px->slots[i].tid, NULL);
+	}
+	close(px->wake[0]);
+	close(px->wake[1]);
+	for (size_t i = 0; i < px->n_allow; i++)
+		free(px->allow[i]);
+	free(px->slots);
+	pthread_mutex_destroy(&px->mu);
+	free(px);
+}

@@ -1,0 +1,300 @@
+/*
+ * launcher.c - the privileged event loop (see launcher.h).
+ *
+ * Single-threaded: poll on the control socket and a signalfd.  Per run it
+ * checks the fixed message, takes a uid, and forks a supervisor that owns the
+ * run from then on.  The uid comes back only when the supervisor exits
+ * cleanly, i.e. after the run's cgroup was found empty and removed; a
+ * supervisor that could not prove that quarantines the uid.
+ */
+#include "launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "auditfile.h"
+#include "check.h"
+#include "log.h"
+#include "uidpool.h"
+
+#define SUPERVISORS_MAX 1024
+
+struct supervisor {
+	pid_t pid;
+	uid_t uid;
+	int job_sock;          /* where its one request goes; -1 once sent */
+	uint32_t profile_id, workspace_id;
+};
+
+struct state {
+	struct launcher *l;
+	struct supervisor sv[SUPERVISORS_MAX];
+	size_t n;
+	pid_t front;
+	bool stopping;
+	bool front_told; /* SIGTERM sent to the front */
+	bool ctl_gone;   /* the front closed the control socket */
+	int exit_code;
+};
+
+/* Fork a supervisor that prepares a sandbox for (profile, workspace) and
+ * then waits for one request.  Returns its slot, or NULL (no uid, no slot,
+ * no fork). */
+static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, uint32_t workspace_id)
+{
+	int sp[2];
+	uid_t uid;
+
+	if (st->n >= SUPERVISORS_MAX || uidpool_take(st->l->uids, &uid) < 0)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		uidpool_release(st->l->uids, uid);
+		return NULL;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		uidpool_release(st->l->uids, uid);
+		close(sp[0]);
+		close(sp[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		/* Nothing of the launcher's but stdio and our own request socket:
+		 * not the control socket, not other runs' sockets or channels. */
+		(void)ctl;
+		if (dup3(sp[1], 3, O_CLOEXEC) < 0)
+			_exit(3);
+		close_range(4, ~0U, 0);
+		supervise_run(st->l, profile_id, workspace_id, uid, 3);
+	}
+	close(sp[1]);
+	struct supervisor *sv = &st->sv[st->n++];
+	*sv = (struct supervisor){.pid = pid, .uid = uid, .job_sock = sp[0], .profile_id = profile_id,
+	                          .workspace_id = workspace_id};
+	return sv;
+}
+
+/* Keep `prewarm` sandboxes waiting for each profile on the first workspace. */
+static void refill(struct state *st, int ctl, uint32_t profile_id)
+{
+	unsigned waiting = 0;
+	for (size_t i = 0; i < st->n; i++)
+		waiting += st->sv[i].job_sock >= 0 && st->sv[i].profile_id == profile_id && st->sv[i].workspace_id == 0;
+	while (!st->stopping && waiting++ < st->l->cfg->prewarm)
+		if (!spawn(st, ctl, profile_id, 0))
+			break;
+}
+
+static unsigned busy(const struct state *st)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < st->n; i++)
+		n += st->sv[i].job_sock < 0;
+	return n;
+}
+
+static void on_run(struct state *st, int ctl)
+{
+	struct privsep_run req;
+	int fds[2];
+	const char *why = NULL;
+	struct supervisor *sv = NULL;
+
+	ssize_t r = privsep_recv(ctl, &req, sizeof(req), fds, 2);
+	if (r <= 0) {
+		if (r < 0)
+			log_warn("dropped a malformed message from the front: %s", strerror(errno));
+		return;
+	}
+	int chan = fds[0], payload = fds[1];
+	if (chan < 0)
+		goto out;
+	if (payload < 0 || r != (ssize_t)sizeof(req))
+		why = "malformed message";
+	else
+		why = check_run(st->l->profiles, st->l->cfg->n_workspaces, &req); /* check.c argues it */
+	if (why) {
+		log_warn("refused a run request from the front: %s", why);
+		privsep_send_error(chan, PRIVSEP_ERR_INVALID, "The launcher refused the request: %s.", why);
+		goto out;
+	}
+	if (st->stopping) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY, "The daemon is shutting down; retry later.");
+		goto out;
+	}
+	/* The front admits at most max_runs and frees a slot when the exit
+	 * record arrives; the supervisor then still tears its run down for a
+	 * moment and counts here until it exits.  So our own bound, kept
+	 * against a front that would lie, leaves room for those. */
+	if (busy(st) >= 2 * st->l->cfg->max_runs) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
+		                   "All %u run slots are busy; retry in a moment.", st->l->cfg->max_runs);
+		goto out;
+	}
+	/* A sandbox prepared for exactly this profile and workspace, else a new one. */
+	for (size_t i = 0; i < st->n && !sv; i++)
+		if (st->sv[i].job_sock >= 0 && st->sv[i].profile_id == req.profile_id &&
+		    st->sv[i].workspace_id == req.workspace_id)
+			sv = &st->sv[i];
+	if (!sv)
+		sv = spawn(st, ctl, req.profile_id, req.workspace_id);
+	if (!sv) {
+		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
+		                   "No uid or process slot is free for a new run; retry in a moment.");
+		goto out;
+	}
+	int pass[2] = {chan, payload};
+	if (privsep_send(sv->job_sock, &req, sizeof(req), pass, 2) < 0)
+		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
+	close(sv->job_sock);
+	sv->job_sock = -1;
+out:
+	if (chan >= 0)
+		close(chan);
+	if (payload >= 0)
+		close(payload);
+	/* After the close: a new supervisor must not inherit this run's fds. */
+	if (sv)
+		refill(st, ctl, req.profile_id);
+}
+
+/* SIGHUP: log rotation.  The front cannot open files (it has dropped to
+ * its own uid and the log is root's), so we open and hand it the fd. */
+static void reopen_audit(struct state *st, int ctl)
+{
+	struct privsep_header h;
+	int fd = audit_open(st->l->cfg->audit_log);
+	if (fd < 0) {
+		log_warn("cannot reopen the audit log %s: %s", st->l->cfg->audit_log, strerror(errno));
+		return;
+	}
+	privsep_header_init(&h, PRIVSEP_AUDIT_FD);
+	if (privsep_send(ctl, &h, sizeof(h), &fd, 1) < 0)
+		log_warn("cannot pass the reopened audit log to the front: %s", strerror(errno));
+	else
+		log_info("reopened the audit log %s", st->l->cfg->audit_log);
+	close(fd);
+}
+
+static void signal_all(struct state *st, int sig)
+{
+	for (size_t i = 0; i < st->n; i++)
+		kill(st->sv[i].pid, sig);
+}
+
+static void reap(struct state *st)
+{
+	int ws;
+	pid_t pid;
+	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+		if (pid == st->front) {
+			st->front = -1;
+			if (!st->stopping) {
+				log_warn("the front exited (status 0x%x); stopping every run and exiting", ws);
+				st->exit_code = 1;
+			}
+			st->stopping = true;
+			signal_all(st, SIGTERM);
+			continue;
+		}
+		for (size_t i = 0; i < st->n; i++) {
+			if (st->sv[i].pid != pid)
+				continue;
+			if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+				uidpool_release(st->l->uids, st->sv[i].uid);
+			} else {
+				/* We cannot prove no process of this uid survives. */
+				log_warn("run supervisor %d ended with status 0x%x; uid %u is quarantined", pid, ws,
+				         st->sv[i].uid);
+				uidpool_quarantine(st->l->uids, st->sv[i].uid);
+			}
+			if (st->sv[i].job_sock >= 0)
+				close(st->sv[i].job_sock);
+			st->sv[i] = st->sv[--st->n];
+			break;
+		}
+	}
+}
+
+int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
+{
+	struct state *st = calloc(1, sizeof(*st));
+	sigset_t mask;
+	if (!st)
+		return 1;
+	st->l = l;
+	st->front = front_pid;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_warn("signalfd: %s", strerror(errno));
+		free(st);
+		return 1;
+	}
+	for (uint32_t p = 0; p < l->profiles->n; p++)
+		refill(st, ctl, p);
+	while (st->front > 0 || st->n > 0) {
+		/* While the front lives, keep reading it even when stopping: every
+		 * request must get an answer (503), or its thread would wait on
+		 * its run channel forever.  A front told to stop gets 5 s. */
+		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+		                        {.fd = st->front > 0 && !st->ctl_gone ? ctl : -1, .events = POLLIN}};
+		int n = poll(pfd, 2, st->front_told ? 5000 : -1);
+		if (n == 0 && st->front > 0) {
+			log_warn("the front did not stop within 5 s of SIGTERM; killing it");
+			kill(st->front, SIGKILL);
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					if (!st->stopping)
+						log_info("shutting down: stopping %u run(s) and %zu waiting sandbox(es)",
+						         busy(st), st->n - busy(st));
+					/* Runs first, so their requests still get an
+					 * answer (503); the front when none is left. */
+					st->stopping = true;
+					signal_all(st, SIGTERM);
+				} else if (si.ssi_signo == SIGHUP && st->front > 0) {
+					reopen_audit(st, ctl);
+				}
+			}
+			reap(st);
+			if (st->stopping && st->n == 0 && st->front > 0 && !st->front_told) {
+				kill(st->front, SIGTERM);
+				st->front_told = true;
+			}
+		}
+		if (pfd[1].revents & POLLIN) {
+			on_run(st, ctl);
+		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			st->stopping = true; /* front is going; SIGCHLD will follow */
+			st->ctl_gone = true;
+		}
+	}
+	int code = st->exit_code;
+	close(sfd);
+	free(st);
+	return code;
+}

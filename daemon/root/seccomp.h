@@ -1,0 +1,34 @@
+/*
+ * seccomp.h - the run's seccomp deny list (SPEC §6), compiled once at start
+ * with libseccomp and kept as raw BPF, loaded per run with one prctl.
+ *
+ * Trust: privileged build at start; seccomp_apply() runs in the sandbox child
+ * after no_new_privs, right before execve.
+ */
+#ifndef SHARNESS_SECCOMP_H
+#define SHARNESS_SECCOMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/filter.h>
+
+/* Compile the sandbox filter (native arch only, bad arch kills). */
+int seccomp_build_sandbox(struct sock_fprog *out, char *err, size_t errlen);
+/* Load a compiled filter on the calling thread.  Requires no_new_privs.
+ * Async-signal-safe. */
+int seccomp_apply(const struct sock_fprog *prog);
+/* The sandbox's variant: umask() without S_IWOTH and every connect() go to
+ * a user-notification listener (seccomp_unotify(2)); returns its fd
+ * (close-on-exec), for the supervisor to take with pidfd_getfd and answer
+ * with notify_answer (notify.c).  Without a listener those calls are ENOSYS. */
+int seccomp_apply_listener(const struct sock_fprog *prog);
+void seccomp_prog_free(struct sock_fprog *prog);
+
+/* Linux >= 6.3: vm.memfd_noexec exists.  Without it the sandbox filter
+ * denies memfd_create (see seccomp.c). */
+bool seccomp_kernel_has_memfd_noexec(void);
+
+/* Names of the denied syscalls, NULL-terminated, for /v0/policy. */
+const char *const *seccomp_denied_names(void);
+
+#endif
