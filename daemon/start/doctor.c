@@ -47,6 +47,7 @@
 #include "ns.h"
 #include "profile.h"
 #include "runcg.h"
+#include "frontexec.h"
 #include "scrub_vault.h"
 #include "seccomp.h"
 #include "uidpool.h"
@@ -536,6 +537,19 @@ static void check_ptrace(struct doctor *d)
 		pass(d, "CAP_SYS_PTRACE and CAP_SYS_CHROOT%s: the supervisor can make a run's connects and writes", u.found ? ", in the unit too" : "");
 }
 
+/* The front's executable: where start-up will look, and as trusted as we are. */
+static void check_front(struct doctor *d)
+{
+	char path[4096], err[512];
+	int fd = frontexec_open(path, sizeof(path), err, sizeof(err));
+	if (fd < 0) {
+		fail(d, "%s", err);
+		return;
+	}
+	close(fd);
+	pass(d, "the front's executable %s (root's own image maps no TLS, HTTP or filter library)", path);
+}
+
 static int path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -941,6 +955,7 @@ int doctor_main(const char *config_path)
 	check_kernel(&d, have_cfg ? cfg.landlock_min_abi : 1);
 	check_cgroups(&d, have_cfg ? (unsigned)cfg.uid_first : 0);
 	check_ptrace(&d);
+	check_front(&d);
 	if (have_cfg) {
 		long pid = 0;
 		check_instance(&d, &cfg, &pid);

@@ -32,7 +32,8 @@ check_eq "good config: exit 0" "$DRC" 0
 check_eq "good config: only ✔ lines" "$(printf '%s\n' "$DOUT" | grep -vc '^✔')" 0
 for what in 'configuration' 'running as root' 'Landlock ABI' 'seccomp filter builds' 'run namespaces' \
 	'idmap user namespace' 'cgroups (hybrid|v1|v2)' 'uid_range .* is free' 'tls.cert .* signed by tls.ca' \
-	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free'; do
+	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free' \
+	"the front's executable $(dirname "$SHARNESSD")/sharnessd-front"; do
 	check_match "good config: a ✔ line for '$what'" "$DOUT" "✔ $what"
 done
 abi=$(printf '%s\n' "$DOUT" | sed -n 's/^✔ Landlock ABI \([0-9]*\).*/\1/p')
