@@ -41,7 +41,8 @@ endif
 #   common/  both: configuration and profiles, the privsep messages, logs
 COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c handover.c jsonstrict.c landlock.c \
                  log.c path.c privsep.c profile.c utf8.c)
-START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c)
+START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c \
+                 cgsetup.c sandbox_filter.c uidrange.c)
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c notify.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \

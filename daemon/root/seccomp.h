@@ -1,19 +1,15 @@
 /*
- * seccomp.h - the run's seccomp deny list (SPEC §6), compiled once at start
- * with libseccomp and kept as raw BPF, loaded per run with one prctl.
+ * seccomp.h - loading the run's seccomp filter (compiled once at start:
+ * start/sandbox_filter.h) into the sandbox child, with one syscall.
  *
- * Trust: privileged build at start; seccomp_apply() runs in the sandbox child
- * after no_new_privs, right before execve.
+ * Trust: runs in the sandbox child after no_new_privs, right before execve.
  */
 #ifndef SHARNESS_SECCOMP_H
 #define SHARNESS_SECCOMP_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <linux/filter.h>
 
-/* Compile the sandbox filter (native arch only, bad arch kills). */
-int seccomp_build_sandbox(struct sock_fprog *out, char *err, size_t errlen);
 /* Load a compiled filter on the calling thread.  Requires no_new_privs.
  * Async-signal-safe. */
 int seccomp_apply(const struct sock_fprog *prog);
@@ -25,10 +21,7 @@ int seccomp_apply_listener(const struct sock_fprog *prog);
 void seccomp_prog_free(struct sock_fprog *prog);
 
 /* Linux >= 6.3: vm.memfd_noexec exists.  Without it the sandbox filter
- * denies memfd_create (see seccomp.c). */
+ * denies memfd_create (start/sandbox_filter.c). */
 bool seccomp_kernel_has_memfd_noexec(void);
-
-/* Names of the denied syscalls, NULL-terminated, for /v0/policy. */
-const char *const *seccomp_denied_names(void);
 
 #endif

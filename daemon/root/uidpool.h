@@ -10,17 +10,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct uidpool;
+/* A bound on the bitmaps (and on uid_range.count): 1M concurrent runs is plenty. */
+#define UIDPOOL_COUNT_MAX (1u << 20)
 
-/* Refuse a range that overlaps root, any /etc/passwd user or /etc/group group,
- * /etc/subuid or /etc/subgid ranges, systemd's reserved ranges (system users,
- * dynamic users 61184-65519, container range 524288-1879048191, nobody) or
- * that wraps.  The error says which and what to configure instead. */
-int uidpool_check_range(uid_t first, unsigned count, char *err, size_t errlen);
-/* The same checks against the given files instead of /etc (tests); no NSS
- * lookups. */
-int uidpool_check_range_files(uid_t first, unsigned count, const char *passwd, const char *group,
-                              const char *subuid, const char *subgid, char *err, size_t errlen);
+struct uidpool;
 
 /* A pool handing out first .. first+count-1 (the caller keeps the front's
  * uid out of it). */
@@ -32,9 +25,5 @@ int uidpool_take(struct uidpool *p, uid_t *out);
 void uidpool_release(struct uidpool *p, uid_t uid);
 /* Never hand out `uid` again in this process (a run whose cleanup failed). */
 void uidpool_quarantine(struct uidpool *p, uid_t uid);
-
-/* SIGKILL every process whose real, effective or saved uid is in the range
- * (left by a crashed predecessor). Returns how many were killed. */
-int uidpool_kill_strays(uid_t first, unsigned count);
 
 #endif

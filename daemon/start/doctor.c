@@ -49,8 +49,10 @@
 #include "runcg.h"
 #include "frontexec.h"
 #include "scrub_vault.h"
+#include "sandbox_filter.h"
 #include "seccomp.h"
 #include "uidpool.h"
+#include "uidrange.h"
 
 #define EXPIRY_WARN_DAYS 30
 #define UNIT_RW_MAX	 64

@@ -46,8 +46,9 @@
 #include "profile.h"
 #include "runcg.h"
 #include "scrub_vault.h"
-#include "seccomp.h"
+#include "sandbox_filter.h"
 #include "uidpool.h"
+#include "uidrange.h"
 
 #define SHARNESS_VERSION "0.1.0"
 #define PEM_MAX (64 * 1024)

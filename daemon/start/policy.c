@@ -14,6 +14,7 @@
 #include "landlock.h"
 #include "privsep.h"
 #include "scrub.h"
+#include "sandbox_filter.h"
 #include "seccomp.h"
 
 static cJSON *roles(int run)

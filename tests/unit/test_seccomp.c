@@ -7,6 +7,7 @@
  * Runs as root or not; every probe call is harmless unfiltered (see the probe).
  */
 #include "notify.h"
+#include "sandbox_filter.h"
 #include "seccomp.h"
 
 #include <pthread.h>

@@ -5,6 +5,7 @@
  */
 #include "harness.h"
 #include "uidpool.h"
+#include "uidrange.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,78 +193,7 @@ TEST(round_robin)
 	uidpool_free(p);
 }
 
-/* A child running with the given ids, waiting to be killed. */
-static pid_t child_as(uid_t r, uid_t e, uid_t s, uid_t fs)
-{
-	int p[2];
-	pid_t pid;
-	char c = 0;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		if (setresgid(r, r, r) < 0 || setresuid(r, e, s) < 0)
-			_exit(2);
-		setfsuid(fs);
-		if ((uid_t)setfsuid((uid_t)-1) != fs)
-			_exit(4);
-		if (write(p[1], "k", 1) != 1)
-			_exit(3);
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	if (pid > 0 && read(p[0], &c, 1) != 1) {
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(p[0]);
-	return pid;
-}
-
-static bool killed_by_sigkill(pid_t pid)
-{
-	int st = 0;
-	struct timespec ts = { 0, 10000000 };
-
-	for (int i = 0; i < 100; i++) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-		nanosleep(&ts, NULL);
-	}
-	return false;
-}
-
-TEST(kill_strays)
-{
-	uid_t in = T_FIRST + 5, out = T_FIRST + T_COUNT + 10;
-	pid_t all, saved, fsonly, control;
-	int st = 0;
-
-	if (geteuid() != 0) {
-		printf("# SKIP kill_strays: needs root\n");
-		return;
-	}
-	all = child_as(in, in, in, in);
-	saved = child_as(out, out, in, out);  /* only the saved uid in range */
-	/* only the fs uid in range (euid 0 keeps the right to set it) */
-	fsonly = child_as(out, 0, out, in);
-	control = child_as(out, out, out, out);
-	CHECK(all > 0 && saved > 0 && fsonly > 0 && control > 0);
-	CHECK_EQ_INT(uidpool_kill_strays(T_FIRST, T_COUNT), 3);
-	CHECK(killed_by_sigkill(all));
-	CHECK(killed_by_sigkill(saved));
-	CHECK(killed_by_sigkill(fsonly));
-	/* Outside the range: untouched. */
-	CHECK_EQ_INT(waitpid(control, &st, WNOHANG), 0);
-	CHECK_EQ_INT(kill(control, 0), 0);
-	CHECK_EQ_INT(uidpool_kill_strays(T_FIRST, T_COUNT), 0);
-	kill(control, SIGKILL);
-	waitpid(control, NULL, 0);
-}
 
 int main(void)
 {
@@ -286,7 +216,6 @@ int main(void)
 	RUN(files_refused);
 	RUN(take_release_exhaust);
 	RUN(round_robin);
-	RUN(kill_strays);
 	unlink(f_passwd);
 	unlink(f_group);
 	unlink(f_subuid);

@@ -1,0 +1,75 @@
+/*
+ * runcg_layout.h - the cgroup layout start-up found and the helpers both
+ * halves use: start/cgsetup.c (layout, delegation, crash recovery, the
+ * doctor's probe) and root/runcg.c (one cgroup per run).  Internal to the
+ * two; everything else uses runcg.h.
+ *
+ * Trust: privileged.
+ */
+#ifndef SHARNESS_RUNCG_LAYOUT_H
+#define SHARNESS_RUNCG_LAYOUT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <libcgroup.h>
+
+#define UNIFIED_MNT "/sys/fs/cgroup/unified"
+#define NAME_MAX_LEN 64
+#define STALE_WAIT_MS 2000
+
+enum layout { LAYOUT_V1, LAYOUT_HYBRID, LAYOUT_V2 };
+
+/* Where one controller's run cgroups live. */
+struct hier {
+	bool on;
+	char mnt[PATH_MAX];    /* mount point, e.g. /sys/fs/cgroup/pids */
+	char parent[PATH_MAX]; /* name below the hierarchy root, no leading '/' */
+};
+
+/* What start-up found (start/cgsetup.c writes it once, before any fork;
+ * the per-run code only reads it). */
+struct runcg_state {
+	bool lib_inited;
+	bool ready;
+	enum layout layout;
+	char parent_name[NAME_MAX_LEN + 1];
+	struct hier pids, mem, frz; /* v2: all three share the one hierarchy; frz unused */
+	struct hier track;          /* hybrid: the unified mount; v2: same as pids */
+};
+extern struct runcg_state S;
+
+struct run_cgroup {
+	char name[NAME_MAX_LEN + 1];
+	struct cgroup *lc[3]; /* libcgroup objects: v1 one per hierarchy, v2 one */
+	int nlc;
+	char procs_dir[PATH_MAX]; /* pids cgroup: its cgroup.procs lists the run */
+	char pids_rel[PATH_MAX];  /* "/<parent>/<name>" as /proc/<pid>/cgroup shows it */
+	char mem_dir[PATH_MAX];   /* "" without the memory controller */
+	char frz_dir[PATH_MAX];   /* v1 freezer, "" if none */
+	char v2_dir[PATH_MAX];    /* cgroup2 dir with cgroup.kill/events, "" on v1 */
+	bool own_v2_dir;          /* hybrid: we mkdir/rmdir v2_dir ourselves */
+};
+
+/* libcgroup calls itself only "theoretically thread safe"; one lock around
+ * every call that creates, attaches or deletes. */
+extern pthread_mutex_t cg_lc_lock;
+
+int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cg_lc_errno(int rc);
+ssize_t cg_read_small(const char *path, char *buf, size_t len);
+int cg_write_str(const char *path, const char *s);
+bool cg_is_cgroup2(const char *path);
+bool cg_name_ok(const char *name);
+int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);
+int cg_relj(char *out, size_t len, const char *a, const char *b);
+int cg_mkdir_ok(const char *path);
+
+/* A run cgroup's paths and libcgroup objects (runcg.c). */
+int cg_paths(struct run_cgroup *cg, const char *name);
+int cg_objects(struct run_cgroup *cg);
+void cg_free_objects(struct run_cgroup *cg);
+
+#endif
