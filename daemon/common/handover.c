@@ -109,7 +109,7 @@ char *handover_slurp(int fd, size_t max, size_t *len)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max)
-		return NULL;
+		return errno = EFBIG, NULL;
 	char *buf = malloc((size_t)st.st_size + 1);
 	size_t got = 0;
 	while (buf && got < (size_t)st.st_size) {
@@ -117,8 +117,10 @@ char *handover_slurp(int fd, size_t max, size_t *len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
+			/* It may hold a secret (the TLS key, the secrets file). */
+			explicit_bzero(buf, got);
 			free(buf);
-			return NULL;
+			return errno = n < 0 ? errno : EIO, NULL;
 		}
 		got += (size_t)n;
 	}

@@ -53,7 +53,10 @@ int handover_memfd(const char *name, const char *data, size_t len);
 int handover_read(int fd, struct handover *h, struct config *cfg, struct profile_set *profiles, char *err,
                   size_t errlen);
 
-/* A memfd's whole content, NUL-terminated (at most `max` bytes), or NULL. */
+/* A regular file's (or memfd's) whole content from an open descriptor,
+ * read from offset 0, NUL-terminated, at most `max` bytes; or NULL with
+ * errno (EFBIG: not a regular file of at most `max` bytes).  What was read
+ * is wiped on failure: the front reads its secrets this way. */
 char *handover_slurp(int fd, size_t max, size_t *len);
 
 #endif

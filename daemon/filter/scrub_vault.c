@@ -13,6 +13,8 @@
  */
 #include "scrub_vault.h"
 
+#include "handover.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -157,36 +159,15 @@ out:
 }
 
 /* Whole file into memory (bounded), NUL-terminated, from an open
- * descriptor (read from offset 0: the front gets root's descriptor and
- * cannot open the file itself).  `name` names it in errors. */
+ * descriptor (the front gets root's descriptor and cannot open the file
+ * itself).  `name` names it in errors. */
 static char *slurp_fd(int fd, const char *name, size_t *len, char *err, size_t errlen)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > SCRUB_VAULT_FILE_MAX) {
+	char *buf = handover_slurp(fd, SCRUB_VAULT_FILE_MAX, len);
+	if (!buf && errno == EFBIG)
 		snprintf(err, errlen, "%s: not a regular file of at most %u bytes", name, SCRUB_VAULT_FILE_MAX);
-		return NULL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", name);
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			snprintf(err, errlen, "%s: read failed: %s", name, r < 0 ? strerror(errno) : "short file");
-			explicit_bzero(buf, got);
-			free(buf);
-			return NULL;
-		}
-		got += (size_t)r;
-	}
-	buf[got] = 0;
-	*len = got;
+	else if (!buf)
+		snprintf(err, errlen, "%s: read failed: %s", name, strerror(errno));
 	return buf;
 }
 

@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "actor.h"
+#include "privsep.h"
 #include "profile.h"
 #include "sandbox.h"
 
@@ -519,21 +520,10 @@ static noreturn void actor_main(int sock)
 {
 	for (;;) {
 		struct actor_req q;
-		union {
-			char buf[CMSG_SPACE(2 * sizeof(int))];
-			struct cmsghdr align;
-		} c;
-		struct iovec iov = {.iov_base = &q, .iov_len = sizeof(q)};
-		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-		ssize_t got = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+		int fds[2];
+		ssize_t got = privsep_recv(sock, &q, sizeof(q), fds, 2);
 		if (got <= 0)
 			_exit(0);
-		int fds[2] = {-1, -1};
-		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-		if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-			size_t n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(h), (n > 2 ? 2 : n) * sizeof(int));
-		}
 		struct actor_resp r = {.id = q.id, .cloexec = q.cloexec};
 		int out = -1;
 		if (got != (ssize_t)sizeof(q) || memchr(q.a, '\0', sizeof(q.a)) == NULL ||
@@ -551,22 +541,7 @@ static noreturn void actor_main(int sock)
 		for (int i = 0; i < 2; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} oc;
-		struct iovec oiov = {.iov_base = &r, .iov_len = sizeof(r)};
-		struct msghdr om = {.msg_iov = &oiov, .msg_iovlen = 1};
-		if (out >= 0) {
-			om.msg_control = oc.buf;
-			om.msg_controllen = sizeof(oc.buf);
-			struct cmsghdr *oh = CMSG_FIRSTHDR(&om);
-			oh->cmsg_level = SOL_SOCKET;
-			oh->cmsg_type = SCM_RIGHTS;
-			oh->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(oh), &out, sizeof(int));
-		}
-		if (sendmsg(sock, &om, MSG_NOSIGNAL) < 0)
+		if (privsep_send(sock, &r, sizeof(r), &out, out >= 0 ? 1 : 0) < 0)
 			_exit(1);
 		if (out >= 0)
 			close(out);

@@ -83,6 +83,7 @@
 #include <unistd.h>
 
 #include "notify.h"
+#include "privsep.h"
 
 #define HELPER_WAIT_MS 2000 /* a path lookup; no FUSE in a sandbox, NFS could stall */
 #define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */
@@ -259,23 +260,8 @@ static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, 
 	             peer.uid != uid))
 		err = EACCES; /* someone else's socket: never handed over */
 
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
 	rep.err = rep.internal ? EACCES : err;
-	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (!rep.err) {
-		m.msg_control = c.buf;
-		m.msg_controllen = sizeof(c.buf);
-		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &s, sizeof(int));
-	}
-	_exit(sendmsg(back, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(rep) ? 0 : 1);
+	_exit(privsep_send(back, &rep, sizeof(rep), &s, rep.err ? 0 : 1) == 0 ? 0 : 1);
 }
 
 /* Run the helper; returns the connected socket, or -errno. */
@@ -308,18 +294,11 @@ static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_
 	struct helper_reply rep = {.err = EACCES, .internal = ETIMEDOUT, .step = "answer in time"};
 	struct pollfd p = {.fd = sp[0], .events = POLLIN};
 	if (poll(&p, 1, HELPER_WAIT_MS) == 1) {
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} c;
-		struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
-		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-		ssize_t got = recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC);
-		struct cmsghdr *h = got == (ssize_t)sizeof(rep) ? CMSG_FIRSTHDR(&m) : NULL;
-		if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(h), sizeof(int));
+		ssize_t got = privsep_recv(sp[0], &rep, sizeof(rep), &fd, 1);
 		if (got != (ssize_t)sizeof(rep)) {
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
 			rep.err = EACCES;
 			rep.internal = EIO;
 			rep.step = "answer";
@@ -595,26 +574,6 @@ static int base_fd(pid_t pid, int dirfd)
 	return fd >= 0 ? fd : -(saved == EPERM ? EACCES : EBADF);
 }
 
-static int send_req(int sock, const struct actor_req *q, const int *fds, unsigned n)
-{
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = (void *)q, .iov_len = sizeof(*q)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (n) {
-		m.msg_control = c.buf;
-		m.msg_controllen = CMSG_SPACE(n * sizeof(int));
-		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(n * sizeof(int));
-		memcpy(CMSG_DATA(h), fds, n * sizeof(int));
-	}
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(*q) ? 0 : -1;
-}
-
 /* Build the actor's request from the call; 1 when it was sent (the answer
  * comes later), else -errno for the caller at once. */
 static int hand_to_actor(int listener, const struct seccomp_notif *req, struct notify_run *run)
@@ -717,7 +676,7 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the actor could not start (%s)%s", strerror(errno),
 		     errno == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "");
 	}
-	if (run->actor.pid > 0 && send_req(run->actor.sock, &q, fds, nfds) == 0)
+	if (run->actor.pid > 0 && privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0)
 		rc = 1;
 out:
 	for (unsigned i = 0; i < nfds; i++)
@@ -728,19 +687,10 @@ out:
 int notify_actor_answer(int listener, struct notify_run *run)
 {
 	struct actor_resp r;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-	ssize_t got = recvmsg(run->actor.sock, &m, MSG_CMSG_CLOEXEC);
+	int fd = -1;
+	ssize_t got = privsep_recv(run->actor.sock, &r, sizeof(r), &fd, 1);
 	if (got <= 0)
 		return -1;
-	int fd = -1;
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(h), sizeof(int));
 	if (got != (ssize_t)sizeof(r)) {
 		if (fd >= 0)
 			close(fd);

@@ -75,24 +75,6 @@ const char *sandbox_step_name(int step)
 	return step >= 0 && step < STEP_COUNT ? step_names[step] : "unknown step";
 }
 
-/* One message with one descriptor attached (unix(7), SCM_RIGHTS). */
-static int send_with_fd(int sock, const void *buf, size_t len, int fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-	memset(c.buf, 0, sizeof(c.buf));
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &fd, sizeof(int));
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
 static noreturn void fail(const struct sandbox_spec *s, enum step step)
 {
 	struct sandbox_status st = {.kind = SANDBOX_STATUS_SETUP_FAILED, .step = step, .err = errno};
@@ -359,7 +341,7 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	if (listener < 0)
 		fail(s, STEP_SECCOMP);
 	struct sandbox_status ready = {.kind = SANDBOX_STATUS_READY, .err = 0};
-	if (send_with_fd(s->status_fd, &ready, sizeof(ready), listener) < 0)
+	if (privsep_send(s->status_fd, &ready, sizeof(ready), &listener, 1) < 0)
 		fail(s, STEP_SECCOMP);
 	close(listener);
 

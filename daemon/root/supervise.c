@@ -399,24 +399,15 @@ static void take_listener(struct sandbox_ready *sb)
 	while ((n = poll(&p, 1, SETUP_WAIT_MS)) < 0 && errno == EINTR)
 		;
 	/* The ready message carries the listener (SCM_RIGHTS, sandbox.c). */
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = &st, .iov_len = sizeof(st)};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-	ssize_t got = n == 1 ? recvmsg(sb->status_r, &m, MSG_CMSG_CLOEXEC) : -1;
 	int fd = -1;
-	struct cmsghdr *h = got > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	ssize_t got = n == 1 ? privsep_recv(sb->status_r, &st, sizeof(st), &fd, 1) : -1;
 	if (got == (ssize_t)sizeof(st) && st.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		if (fd >= 0)
 			close(fd);
 		sandbox_failure(sb->error, sizeof(sb->error), &st);
 		return;
 	}
-	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY || fd < 0 || (m.msg_flags & MSG_CTRUNC)) {
+	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY || fd < 0) {
 		if (fd >= 0)
 			close(fd);
 		snprintf(sb->error, sizeof(sb->error), "The sandbox did not report ready%s.",
