@@ -80,6 +80,8 @@ static noreturn void fail(const struct sandbox_spec *s, enum step step)
 	struct sandbox_status st = {.kind = SANDBOX_STATUS_SETUP_FAILED, .step = step, .err = errno};
 	if (step == STEP_MOUNTS)
 		snprintf(st.what, sizeof(st.what), "%s", mount_failure());
+	else if (step == STEP_LANDLOCK)
+		snprintf(st.what, sizeof(st.what), "%s", landlock_failure());
 	(void)!write(s->status_fd, &st, sizeof(st));
 	_exit(1);
 }
