@@ -1,11 +1,13 @@
 # bench/bench.mk - benchmarks, included by the top Makefile.
 #   make bench          every benchmark
 #   make bench-filter   the secret filter vs secretlint 12.0.0 (SPEC §13)
+#   make bench-filter-classes  the filter's rate per content class (source, build logs,
+#                       JSON, minified JS, base64, prose), each against 2 GB/s
 #   make bench-build    this repository's build inside the test profile vs outside
 
-.PHONY: bench bench-filter bench-build
+.PHONY: bench bench-filter bench-filter-classes bench-build
 
-bench: bench-filter bench-build
+bench: bench-filter bench-filter-classes bench-build
 
 bench-build: all
 	@bench/realbuild/run.sh
@@ -18,3 +20,6 @@ $(BUILD)/bench/filter_bench: bench/filter/filter_bench.c $(DAEMON_LIB)
 
 bench-filter: $(BUILD)/bench/filter_bench
 	@BUILD=$(BUILD) bench/filter/run.sh
+
+bench-filter-classes: $(BUILD)/bench/filter_bench
+	@BUILD=$(BUILD) bench/filter/classes.sh
