@@ -3,6 +3,7 @@
  */
 #include "errmsg.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -20,4 +21,20 @@ void errmsg_set(char *err, size_t errlen, const char *fmt, ...)
 	for (char *p = err; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
+}
+
+static char failed_op[160];
+
+int errmsg_op_failed(const char *op, const char *path)
+{
+	int e = errno;
+	if (snprintf(failed_op, sizeof(failed_op), "%s %s", op, path ? path : "") >= (int)sizeof(failed_op))
+		failed_op[sizeof(failed_op) - 2] = '~';
+	errno = e;
+	return -1;
+}
+
+const char *errmsg_op(void)
+{
+	return failed_op;
 }

@@ -333,24 +333,6 @@ static __u64 grant_rights(unsigned grants)
 	return r;
 }
 
-/* Which call on which path failed, for the sandbox's log line (the
- * sandbox child is single-threaded: one buffer per process is enough). */
-static char failed_op[160];
-
-static int failed(const char *op, const char *path)
-{
-	int e = errno;
-	if (snprintf(failed_op, sizeof(failed_op), "%s %s", op, path ? path : "") >= (int)sizeof(failed_op))
-		failed_op[sizeof(failed_op) - 2] = '~';
-	errno = e;
-	return -1;
-}
-
-const char *landlock_failure(void)
-{
-	return failed_op;
-}
-
 static int add_path(int ruleset, const struct landlock_path *p, __u64 handled)
 {
 	struct landlock_path_beneath_attr attr = {0};
@@ -361,7 +343,7 @@ static int add_path(int ruleset, const struct landlock_path *p, __u64 handled)
 	 * rule lands on what the name resolves to inside our mount namespace. */
 	fd = open(p->path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
-		return failed("open", p->path);
+		return errmsg_op_failed("open", p->path);
 	if (fstat(fd, &st) < 0)
 		goto err_close;
 	attr.allowed_access = grant_rights(p->grants) & handled;
@@ -380,7 +362,7 @@ err_close:
 	saved = errno;
 	close(fd);
 	errno = saved;
-	return failed("landlock_add_rule", p->path);
+	return errmsg_op_failed("landlock_add_rule", p->path);
 }
 
 /* tcp_connect_port: 0 none, -1 any (the front: no connect right handled). */
@@ -408,7 +390,7 @@ static int apply(const struct landlock_path *paths, size_t n, int tcp_connect_po
 
 	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (ruleset < 0)
-		return failed("landlock_create_ruleset", NULL);
+		return errmsg_op_failed("landlock_create_ruleset", NULL);
 	for (size_t i = 0; i < n; i++) {
 		if (!paths[i].path) {
 			errno = EINVAL;
@@ -423,14 +405,14 @@ static int apply(const struct landlock_path *paths, size_t n, int tcp_connect_po
 			.port = (__u64)tcp_connect_port,
 		};
 		if (syscall(__NR_landlock_add_rule, ruleset, RULE_NET_PORT, &np, 0) < 0) {
-			failed("landlock_add_rule", "(tcp connect port)");
+			errmsg_op_failed("landlock_add_rule", "(tcp connect port)");
 			goto err_close;
 		}
 	}
 	/* The kernel requires no_new_privs (or CAP_SYS_ADMIN) here: EPERM
 	 * otherwise, which we pass up rather than set NNP behind the caller. */
 	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0) {
-		failed("landlock_restrict_self", NULL);
+		errmsg_op_failed("landlock_restrict_self", NULL);
 		goto err_close;
 	}
 	close(ruleset);

@@ -83,9 +83,7 @@ int landlock_refusal(int abi, int errnum, int min_abi, const char *release, cons
  * ioctl).  Async-signal-safe (syscalls only). */
 int landlock_apply(const struct landlock_path *paths, size_t n, uint16_t tcp_connect_port);
 
-/* After a failed landlock_apply: "SYSCALL PATH" of the call that failed
- * (for the sandbox's log line). */
-const char *landlock_failure(void);
+/* After a failed landlock_apply, errmsg_op() names the call and path. */
 
 /* The same, but TCP connect is left alone (the front's egress proxy dials
  * the hosts a profile allows; the front binds nothing). */

@@ -8,6 +8,7 @@
  * (mount_setattr(2)).  Then the clones are moved into a tmpfs, we pivot into
  * it, and the tmpfs root itself is made read-only.
  */
+#include "errmsg.h"
 #include "mount.h"
 #include "seccomp.h"
 
@@ -39,26 +40,6 @@ struct view {
 	size_t n;
 };
 
-/* Which syscall on which path failed, for the step's log line (the sandbox
- * child is single-threaded; one buffer per process is enough). */
-static char failed_op[160];
-
-/* Record "SYSCALL PATH" and return -1 with errno kept. */
-static int failed(const char *op, const char *path)
-{
-	int e = errno;
-	/* A long path is cut: the line only has to name it. */
-	if (snprintf(failed_op, sizeof(failed_op), "%s %s", op, path ? path : "") >= (int)sizeof(failed_op))
-		failed_op[sizeof(failed_op) - 2] = '~';
-	errno = e;
-	return -1;
-}
-
-const char *mount_failure(void)
-{
-	return failed_op;
-}
-
 /* Writable mounts must never be executable either: Landlock's missing
  * EXECUTE right does not stop `ld.so ./bin`, MS_NOEXEC does. */
 #define ATTR_RO_EXEC (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
@@ -79,7 +60,7 @@ static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t a
 	}
 	unsigned flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
 	if (fstat(at, &st) < 0 || (fd = open_tree(at, "", flags)) < 0) {
-		failed("open_tree", "(clone)");
+		errmsg_op_failed("open_tree", "(clone)");
 		goto out;
 	}
 	struct mount_attr a = {.attr_set = attr};
@@ -88,7 +69,7 @@ static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t a
 		a.userns_fd = (uint64_t)userns_fd;
 	}
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
-		failed(userns_fd >= 0 ? "mount_setattr(idmap)" : "mount_setattr", "(clone)");
+		errmsg_op_failed(userns_fd >= 0 ? "mount_setattr(idmap)" : "mount_setattr", "(clone)");
 		goto out;
 	}
 	t = &v->t[v->n++];
@@ -108,16 +89,16 @@ static int view_add(struct view *v, const char *src, const char *target, uint64_
 {
 	int at = open(src, O_PATH | O_CLOEXEC);
 	if (at < 0)
-		return failed("open", src);
+		return errmsg_op_failed("open", src);
 	struct tree *t = view_push(v, at, recursive, attr, userns_fd);
 	if (!t) {
 		/* name the source beside the syscall view_push recorded */
-		char op[sizeof(failed_op)];
-		memcpy(op, failed_op, sizeof(op));
+		char op[160];
+		snprintf(op, sizeof(op), "%s", errmsg_op());
 		char *sp = strchr(op, ' ');
 		if (sp)
 			*sp = '\0';
-		return failed(op, src);
+		return errmsg_op_failed(op, src);
 	}
 	snprintf(t->target, sizeof(t->target), "%s", target);
 	return 0;
@@ -266,9 +247,9 @@ static int mount_tmpfs(const char *root, const char *path, unsigned long flags, 
 {
 	char dst[PATH_MAX];
 	if (join(dst, sizeof(dst), root, path) < 0 || mkdir_under(root, path, 0755) < 0)
-		return failed("mkdir", path);
+		return errmsg_op_failed("mkdir", path);
 	if (mount("tmpfs", dst, "tmpfs", flags, opts) < 0)
-		return failed("mount(tmpfs)", dst);
+		return errmsg_op_failed("mount(tmpfs)", dst);
 	return 0;
 }
 
@@ -277,9 +258,9 @@ static int bind_dev(const char *root, const char *name)
 	char src[64], dst[PATH_MAX];
 	snprintf(src, sizeof(src), "/dev/%s", name);
 	if (join(dst, sizeof(dst), root, src) < 0 || touch_under(root, src) < 0)
-		return failed("open(O_CREAT)", src);
+		return errmsg_op_failed("open(O_CREAT)", src);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-		return failed("mount(bind)", src);
+		return errmsg_op_failed("mount(bind)", src);
 	return 0;
 }
 
@@ -299,7 +280,7 @@ static int build_dev(const char *root)
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		snprintf(dst, sizeof(dst), "%s/dev/%s", root, links[i][1]);
 		if (symlink(links[i][0], dst) < 0)
-			return failed("symlink", dst);
+			return errmsg_op_failed("symlink", dst);
 	}
 	if (mount_tmpfs(root, "/dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=64m") < 0)
 		return -1;
@@ -307,7 +288,7 @@ static int build_dev(const char *root)
 		return -1;
 	/* The binds above are separate mounts and stay writable devices. */
 	if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
-		return failed("mount(remount ro)", dst);
+		return errmsg_op_failed("mount(remount ro)", dst);
 	return 0;
 }
 
@@ -318,21 +299,21 @@ static int build_proc(const char *root)
 {
 	char dst[PATH_MAX], sys[PATH_MAX], knob[PATH_MAX];
 	if (join(dst, sizeof(dst), root, "/proc") < 0 || mkdir_under(root, "/proc", 0555) < 0)
-		return failed("mkdir", "/proc");
+		return errmsg_op_failed("mkdir", "/proc");
 	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return failed("mount(proc)", dst);
+		return errmsg_op_failed("mount(proc)", dst);
 	if (join(knob, sizeof(knob), dst, "/sys/vm/memfd_noexec") < 0)
 		return -1;
 	int fd = open(knob, O_WRONLY | O_CLOEXEC);
 	/* Before 6.3 the knob does not exist; the seccomp filter then denies
 	 * memfd_create instead (seccomp.c, add_memfd_rule). */
 	if (fd < 0 && !(errno == ENOENT && !seccomp_kernel_has_memfd_noexec()))
-		return failed("open", knob);
+		return errmsg_op_failed("open", knob);
 	if (fd >= 0) {
 		ssize_t w = write(fd, "2", 1);
 		close(fd);
 		if (w != 1)
-			return failed("write", knob);
+			return errmsg_op_failed("write", knob);
 	}
 	/* /proc/cmdline is the host's boot line (root device, kernel options,
 	 * at times a secret passed to an initramfs): an empty, read-only file
@@ -343,7 +324,7 @@ static int build_proc(const char *root)
 		return -1;
 	int efd = open(empty, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
 	if (efd < 0)
-		return failed("open(O_CREAT)", empty);
+		return errmsg_op_failed("open(O_CREAT)", empty);
 	close(efd);
 	int bound = mount(empty, cmdline, NULL, MS_BIND, NULL);
 	if (bound == 0)
@@ -353,13 +334,13 @@ static int build_proc(const char *root)
 	unlink(empty);
 	errno = e;
 	if (bound < 0)
-		return failed("mount(bind)", cmdline);
+		return errmsg_op_failed("mount(bind)", cmdline);
 	if (join(sys, sizeof(sys), dst, "/sys") < 0)
 		return -1;
 	if (mount(sys, sys, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return failed("mount(bind)", sys);
+		return errmsg_op_failed("mount(bind)", sys);
 	if (mount(NULL, sys, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return failed("mount(remount ro)", sys);
+		return errmsg_op_failed("mount(remount ro)", sys);
 	return 0;
 }
 
@@ -390,11 +371,11 @@ int mount_build(const struct sandbox_spec *s)
 
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return failed("mount(MS_PRIVATE)", "/");
+		return errmsg_op_failed("mount(MS_PRIVATE)", "/");
 	if (view_collect(&v, s) < 0)
 		goto out;
 	if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
-		failed("mount(tmpfs)", root);
+		errmsg_op_failed("mount(tmpfs)", root);
 		goto out;
 	}
 	/* The private /tmp first: a workspace below /tmp is moved in on top
@@ -420,42 +401,42 @@ int mount_build(const struct sandbox_spec *s)
 				close(wsfd);
 			errno = e;
 			if (moved < 0) {
-				failed(wsfd < 0 ? "open" : tfd < 0 ? "openat2" : "move_mount", t->ws_rel);
+				errmsg_op_failed(wsfd < 0 ? "open" : tfd < 0 ? "openat2" : "move_mount", t->ws_rel);
 				goto out;
 			}
 			continue;
 		}
 		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0) {
-			failed(t->is_file ? "open(O_CREAT)" : "mkdir", t->target);
+			errmsg_op_failed(t->is_file ? "open(O_CREAT)" : "mkdir", t->target);
 			goto out;
 		}
 		if (join(dst, sizeof(dst), root, t->target) < 0)
 			goto out;
 		if (move_mount(t->fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
-			failed("move_mount", dst);
+			errmsg_op_failed("move_mount", dst);
 			goto out;
 		}
 	}
 	if (top_symlinks(root) < 0) {
-		failed("symlink", "/bin, /lib, ...");
+		errmsg_op_failed("symlink", "/bin, /lib, ...");
 		goto out;
 	}
 	if (build_dev(root) < 0 || build_proc(root) < 0)
 		goto out;
 	if (mkdir_under(root, SANDBOX_HOME, 0755) < 0) {
-		failed("mkdir", SANDBOX_HOME);
+		errmsg_op_failed("mkdir", SANDBOX_HOME);
 		goto out;
 	}
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host tree (pivot_root(2), NOTES). */
 	if (chdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
 	    chdir("/") < 0) {
-		failed("pivot_root", root);
+		errmsg_op_failed("pivot_root", root);
 		goto out;
 	}
 	/* The root tmpfs only holds mount points: make it read-only. */
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
-		failed("mount(remount ro)", "/");
+		errmsg_op_failed("mount(remount ro)", "/");
 		goto out;
 	}
 	rc = 0;

@@ -14,8 +14,6 @@
 
 /* Build the view and pivot into it.  Returns 0 or -1 with errno set. */
 int mount_build(const struct sandbox_spec *s);
-/* After mount_build failed: "SYSCALL PATH" of the call that failed. */
-const char *mount_failure(void);
 
 /* An O_PATH fd for `rel` resolved beneath `dirfd` (never above it, no magic
  * links; `resolve` adds RESOLVE_* flags such as RESOLVE_NO_SYMLINKS or

@@ -27,6 +27,7 @@
 
 #include <linux/openat2.h>
 
+#include "errmsg.h"
 #include "landlock.h"
 #include "mount.h"
 #include "ns.h"
@@ -78,10 +79,9 @@ const char *sandbox_step_name(int step)
 static noreturn void fail(const struct sandbox_spec *s, enum step step)
 {
 	struct sandbox_status st = {.kind = SANDBOX_STATUS_SETUP_FAILED, .step = step, .err = errno};
-	if (step == STEP_MOUNTS)
-		snprintf(st.what, sizeof(st.what), "%s", mount_failure());
-	else if (step == STEP_LANDLOCK)
-		snprintf(st.what, sizeof(st.what), "%s", landlock_failure());
+	/* The two steps that make many calls name the one that failed. */
+	if (step == STEP_MOUNTS || step == STEP_LANDLOCK)
+		snprintf(st.what, sizeof(st.what), "%s", errmsg_op());
 	(void)!write(s->status_fd, &st, sizeof(st));
 	_exit(1);
 }

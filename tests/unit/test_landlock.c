@@ -9,6 +9,7 @@
  * A child counts its failed expectations and exits with that count; the
  * parent checks the exit status.
  */
+#include "errmsg.h"
 #include "landlock.h"
 
 #include <arpa/inet.h>
@@ -534,7 +535,7 @@ static void c_missing(void *arg)
 	errno = 0;
 	EXPECT_ERR(landlock_apply(paths, 2, 0) == -1 ? errno : 0, ENOENT);
 	/* The sandbox's log line names the call and the path (sandbox.c). */
-	EXPECT_ERR(strcmp(landlock_failure(), "open /nonexistent/sharness") == 0 ? 0 : EINVAL, 0);
+	EXPECT_ERR(strcmp(errmsg_op(), "open /nonexistent/sharness") == 0 ? 0 : EINVAL, 0);
 	EXPECT_ERR(try_read(P("secret/f")), 0);
 }
 
