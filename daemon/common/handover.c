@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,24 +139,21 @@ static char *str(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
 }
 
-static bool num(const cJSON *o, const char *key, double max, double *out)
+/* A whole number member in [0, max] (jsonstrict's check). */
+static bool num(const cJSON *o, const char *key, uint64_t max, uint64_t *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > max)
-		return false;
-	*out = v->valuedouble;
-	return true;
+	return jsonstrict_get_uint("handover", key, cJSON_GetObjectItemCaseSensitive(o, key), 0, max, out, NULL, 0) == 0;
 }
 
 static int read_settings(const cJSON *o, struct config *c)
 {
-	double x[13];
+	uint64_t x[13];
 	static const char *const keys[] = {"listen_port", "max_runs", "max_body", "connection_limit",
 	                                   "connection_timeout_s", "approval_timeout_s", "queue_max",
 	                                   "queue_timeout_s", "max_jobs", "job_retain_s", "uid_first",
 	                                   "uid_count", NULL};
 	for (size_t i = 0; keys[i]; i++)
-		if (!num(o, keys[i], 4294967295.0, &x[i]))
+		if (!num(o, keys[i], UINT32_MAX, &x[i]))
 			return -1;
 	c->listen_port = (unsigned)x[0];
 	c->max_runs = (unsigned)x[1];
@@ -215,7 +213,7 @@ int handover_read(int fd, struct handover *h, struct config *cfg, struct profile
 {
 	size_t len = 0;
 	int rc = -1;
-	double x;
+	uint64_t x;
 	memset(h, 0, sizeof(*h));
 	memset(cfg, 0, sizeof(*cfg));
 	memset(profiles, 0, sizeof(*profiles));
@@ -232,13 +230,13 @@ int handover_read(int fd, struct handover *h, struct config *cfg, struct profile
 		                        "of the same build");
 		goto out;
 	}
-	if (!num(o, "uid", 4294967295.0, &x))
+	if (!num(o, "uid", UINT32_MAX, &x))
 		goto bad;
 	h->uid = (uid_t)x;
 	if (!num(o, "launcher_pid", 4194304, &x))
 		goto bad;
 	h->launcher_pid = (pid_t)x;
-	if (!num(o, "vault_keys", 1e9, &x))
+	if (!num(o, "vault_keys", 1000000000, &x))
 		goto bad;
 	h->vault_keys = (size_t)x;
 	h->verbose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "verbose"));
