@@ -488,7 +488,10 @@ static void add_result_to_audit(cJSON *line, const struct run_result *res)
  * {"event":"error","error":{...}} when the run failed after the stream
  * began.  The thread owns the request and frees the run's slot itself,
  * once the supervisor is gone, like on_completed does for a plain run. */
-struct stream_run {
+/* A run in a thread of its own: a stream (output to a live buffer, the
+ * client's socket watched for a hang-up) or a job (output to the job
+ * table, a pipe that DELETE closes watched instead). */
+struct bg_run {
 	struct front *f;
 	struct conn_ctx who;        /* the peer, for the audit line (the connection may be gone) */
 	char method[8], url[64];
@@ -496,43 +499,93 @@ struct stream_run {
 	char run_id[RUN_ID_LEN + 1];
 	cJSON *line;
 	struct execute_env env;
-	int client_fd;
-	struct live *live;
+	int watch_fd;               /* execute_run ends the run when it hangs up */
+	struct live *live;          /* a stream's, else NULL */
+	struct job *job;            /* a job's, else NULL */
 };
 
-static void *stream_main(void *arg)
+static struct bg_run *bg_new(struct front *f, const struct conn_ctx *x, const char *method, const char *url,
+                             const struct run_request *r, const char *run_id, cJSON *line,
+                             const struct execute_env *env)
 {
-	struct stream_run *s = arg;
+	struct bg_run *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->f = f;
+	s->who.peer = x->peer;
+	snprintf(s->method, sizeof(s->method), "%s", method);
+	snprintf(s->url, sizeof(s->url), "%s", url);
+	s->r = *r;
+	snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
+	s->line = line;
+	s->env = *env;
+	s->watch_fd = -1;
+	return s;
+}
+
+/* {"code","message","status"} of a failed run, compact (malloc'd). */
+static char *error_json(const struct request_error *e, bool as_event)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *err = o;
+	if (as_event) {
+		cJSON_AddStringToObject(o, "event", "error");
+		err = cJSON_AddObjectToObject(o, "error");
+	}
+	cJSON_AddStringToObject(err, "code", e->code);
+	cJSON_AddStringToObject(err, "message", e->message);
+	cJSON_AddNumberToObject(err, "status", e->status);
+	char *j = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return j;
+}
+
+/* A stream ends with its exit event (or an error event); a job keeps the
+ * reply, or the error (none when DELETE killed it: 499, output kept). */
+static void bg_finish(struct bg_run *s, const char *body, const struct request_error *e)
+{
+	if (s->live) {
+		char *j = body ? NULL : error_json(e, true);
+		live_finish(s->live, body ? body : j);
+		free(j);
+	} else {
+		char *j = body || e->status == 499 ? NULL : error_json(e, false);
+		job_finish(s->f->jobs, s->job, body, j ? j : (body || e->status == 499 ? NULL : "{}"));
+		free(j);
+	}
+}
+
+static void *bg_main(void *arg)
+{
+	struct bg_run *s = arg;
 	struct run_result res;
 	struct request_error e;
-	s->env.output = live_output;
-	s->env.output_arg = s->live;
-	int rc = execute_run(&s->env, &s->r, s->run_id, s->client_fd, &res, &e);
+	s->env.output = s->live ? live_output : job_output;
+	s->env.output_arg = s->live ? (void *)s->live : (void *)s->job;
+	int rc = execute_run(&s->env, &s->r, s->run_id, s->watch_fd, &res, &e);
 	if (rc == 0) {
 		char *body = reply_body(&res, &s->r, s->run_id, true);
-		live_finish(s->live, body ? body : "{\"event\":\"error\",\"error\":{\"code\":\"internal\",\"message\":\"The reply could not be built.\"}}");
+		bg_finish(s, body ? body
+		                  : s->live ? "{\"event\":\"error\",\"error\":{\"code\":\"internal\",\"message\":\"The reply could not be built.\"}}"
+		                            : "{}",
+		          &e);
 		free(body);
 		add_result_to_audit(s->line, &res);
 		audit_request(s->f, &s->who, s->method, s->url, 200, NULL, s->line);
 	} else {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "error");
-		cJSON *err = cJSON_AddObjectToObject(o, "error");
-		cJSON_AddStringToObject(err, "code", e.code);
-		cJSON_AddStringToObject(err, "message", e.message);
-		cJSON_AddNumberToObject(err, "status", e.status);
-		char *j = cJSON_PrintUnformatted(o);
-		cJSON_Delete(o);
-		live_finish(s->live, j);
-		free(j);
-		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.code, s->line);
+		bg_finish(s, NULL, &e);
+		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status,
+		              s->job && e.status == 499 ? "job_killed" : e.code, s->line);
 	}
 	/* The slot: once the supervisor has torn the run down (on_completed). */
 	run_done(s->f, res.chan);
 	if (rc == 0)
 		execute_result_free(&res);
 	request_free(&s->r);
-	live_release(s->live);
+	if (s->live)
+		live_release(s->live);
+	else
+		close(s->watch_fd); /* the job's end of its kill pipe */
 	free(s);
 	return NULL;
 }
@@ -543,27 +596,19 @@ static enum MHD_Result start_stream(struct front *f, struct MHD_Connection *c, s
                                     int client_fd)
 {
 	struct request_error e;
-	struct stream_run *s = calloc(1, sizeof(*s));
+	struct bg_run *s = bg_new(f, x, method, url, r, run_id, line, env);
 	struct live *l = s ? live_new() : NULL;
 	struct MHD_Response *resp =
 	    l ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, live_read, l, live_gone) : NULL;
 	pthread_t th;
 	pthread_attr_t attr;
 	if (resp) {
-		s->f = f;
-		s->who.peer = x->peer;
-		snprintf(s->method, sizeof(s->method), "%s", method);
-		snprintf(s->url, sizeof(s->url), "%s", url);
-		s->r = *r;
-		snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
-		s->line = line;
-		s->env = *env;
-		s->client_fd = client_fd;
+		s->watch_fd = client_fd;
 		s->live = l;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	}
-	if (!resp || pthread_create(&th, &attr, stream_main, s) != 0) {
+	if (!resp || pthread_create(&th, &attr, bg_main, s) != 0) {
 		if (resp) {
 			pthread_attr_destroy(&attr);
 			MHD_destroy_response(resp); /* calls live_gone: one hold */
@@ -591,56 +636,6 @@ static enum MHD_Result start_stream(struct front *f, struct MHD_Connection *c, s
  * the job table (jobs.c) instead of a client.  It does not watch any client:
  * its "client" is a pipe that DELETE closes, which kills the run the way a
  * hang-up does; its timeout is the run's. */
-struct job_run {
-	struct front *f;
-	struct conn_ctx who;
-	char method[8], url[64];
-	struct run_request r;
-	char run_id[RUN_ID_LEN + 1];
-	cJSON *line;
-	struct execute_env env;
-	int kill_r;
-	struct job *job;
-};
-
-static void *job_main(void *arg)
-{
-	struct job_run *s = arg;
-	struct run_result res;
-	struct request_error e;
-	s->env.output = job_output;
-	s->env.output_arg = s->job;
-	int rc = execute_run(&s->env, &s->r, s->run_id, s->kill_r, &res, &e);
-	if (rc == 0) {
-		char *body = reply_body(&res, &s->r, s->run_id, true);
-		job_finish(s->f->jobs, s->job, body ? body : "{}", NULL);
-		free(body);
-		add_result_to_audit(s->line, &res);
-		audit_request(s->f, &s->who, s->method, s->url, 200, NULL, s->line);
-	} else {
-		char *j = NULL;
-		if (e.status != 499) { /* 499: DELETE killed it, output kept */
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "code", e.code);
-			cJSON_AddStringToObject(o, "message", e.message);
-			cJSON_AddNumberToObject(o, "status", e.status);
-			j = cJSON_PrintUnformatted(o);
-			cJSON_Delete(o);
-		}
-		job_finish(s->f->jobs, s->job, NULL, j ? j : (e.status == 499 ? NULL : "{}"));
-		free(j);
-		audit_request(s->f, &s->who, s->method, s->url, (unsigned)e.status, e.status == 499 ? "job_killed" : e.code,
-		              s->line);
-	}
-	run_done(s->f, res.chan);
-	if (rc == 0)
-		execute_result_free(&res);
-	close(s->kill_r);
-	request_free(&s->r);
-	free(s);
-	return NULL;
-}
-
 static enum MHD_Result start_job(struct front *f, struct MHD_Connection *c, struct conn_ctx *x,
                                  const char *method, const char *url, struct run_request *r, const char *run_id,
                                  cJSON *line, const struct execute_env *env)
@@ -648,7 +643,7 @@ static enum MHD_Result start_job(struct front *f, struct MHD_Connection *c, stru
 	struct request_error e;
 	char why[200] = "";
 	int kp[2] = {-1, -1};
-	struct job_run *s = calloc(1, sizeof(*s));
+	struct bg_run *s = bg_new(f, x, method, url, r, run_id, line, env);
 	struct job *b = NULL;
 	if (s && pipe2(kp, O_CLOEXEC) == 0)
 		b = jobs_add(f->jobs, run_id, x->peer.fp, x->peer.cn, r->profile->name, r->profile->output_max,
@@ -658,19 +653,11 @@ static enum MHD_Result start_job(struct front *f, struct MHD_Connection *c, stru
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (b) {
-		s->f = f;
-		s->who.peer = x->peer;
-		snprintf(s->method, sizeof(s->method), "%s", method);
-		snprintf(s->url, sizeof(s->url), "%s", url);
-		s->r = *r;
-		snprintf(s->run_id, sizeof(s->run_id), "%s", run_id);
-		s->line = line;
-		s->env = *env;
-		s->kill_r = kp[0];
+		s->watch_fd = kp[0];
 		s->job = b;
 		cJSON_AddBoolToObject(line, "job", true);
 	}
-	if (!b || pthread_create(&th, &attr, job_main, s) != 0) {
+	if (!b || pthread_create(&th, &attr, bg_main, s) != 0) {
 		pthread_attr_destroy(&attr);
 		if (b)
 			job_finish(f->jobs, b, NULL, "{\"code\":\"internal\",\"message\":\"The job could not start.\"}");
