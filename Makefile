@@ -46,7 +46,8 @@ START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c notify.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
-                 http.c jobs.c live.c lockdown.c main.c proxy.c proxy_host.c request.c runq.c tls.c)
+                 http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c reply.c request.c runflow.c \
+                 runq.c tls.c)
 FILTER_SRCS := $(addprefix daemon/filter/,scrub.c scrub_cli.c scrub_detect.c scrub_fp.c scrub_rules.c \
                  scrub_vault.c scrub_view.c)
 ROOT_FILTER_SRCS := daemon/filter/scrub_detect.c daemon/filter/scrub_vault.c

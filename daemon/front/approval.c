@@ -1,13 +1,12 @@
 /*
- * approval.c - see approval.h.  One mutex guards the list; each waiting
- * request sleeps on its own condition variable in short slices so it can
- * notice its client hanging up.
+ * approval.c - see approval.h.  Everything runs on the front's loop thread:
+ * the list needs no lock, and each waiting request has a timer that is its
+ * deadline and, once a person decided, the zero timer that delivers the
+ * decision at the loop's next turn (never inside the deciding request).
  */
 #include "approval.h"
 
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,46 +17,44 @@
 
 #include "log.h"
 
-#define SLICE_MS 200
-
 enum state { PENDING, ALLOWED, DENIED };
 
-struct pending {
-	struct pending *next;
+struct approval {
+	struct approval *next;
+	struct approvals *owner;
 	char id[33];
 	const struct approval_info *info;
 	struct timespec since;
 	enum state state;
-	pthread_cond_t cv;
+	struct loop_timer timer;
+	void (*decided)(void *arg, enum approval_outcome o);
+	void *arg;
 };
 
 struct approvals {
-	pthread_mutex_t mu;
-	struct pending *head;
+	struct loop *loop;
+	struct approval *head;
 	unsigned n, max;
 };
 
-struct approvals *approvals_new(unsigned max_pending)
+struct approvals *approvals_new(struct loop *l, unsigned max_pending)
 {
 	struct approvals *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	pthread_mutex_init(&a->mu, NULL);
+	a->loop = l;
 	a->max = max_pending;
 	return a;
 }
 
 void approvals_free(struct approvals *a)
 {
-	if (!a)
-		return;
-	pthread_mutex_destroy(&a->mu);
 	free(a);
 }
 
-static void unlink_pending(struct approvals *a, struct pending *p)
+static void unlink_pending(struct approvals *a, struct approval *p)
 {
-	for (struct pending **pp = &a->head; *pp; pp = &(*pp)->next) {
+	for (struct approval **pp = &a->head; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
 			a->n--;
@@ -66,91 +63,73 @@ static void unlink_pending(struct approvals *a, struct pending *p)
 	}
 }
 
-static bool client_gone(int fd)
+/* The deadline, or a decision's delivery. */
+static void on_timer(struct loop_timer *t)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
-	return fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+	struct approval *p = t->arg;
+	enum approval_outcome o = p->state == ALLOWED  ? APPROVAL_ALLOWED
+	                          : p->state == DENIED ? APPROVAL_DENIED
+	                                               : APPROVAL_EXPIRED;
+	/* Gone from the list first: no later decision can find it. */
+	unlink_pending(p->owner, p);
+	void (*decided)(void *, enum approval_outcome) = p->decided;
+	void *arg = p->arg;
+	free(p);
+	decided(arg, o);
 }
 
-int approvals_wait(struct approvals *a, const struct approval_info *info, int client_fd,
-                   unsigned timeout_s, char id[33], enum approval_outcome *outcome)
+struct approval *approvals_add(struct approvals *a, const struct approval_info *info, unsigned timeout_s,
+                               char id[33], void (*decided)(void *arg, enum approval_outcome o), void *arg)
 {
-	struct pending p = {.info = info, .state = PENDING};
 	unsigned char rnd[16];
-	struct timespec deadline, now;
-
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -1;
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(p.id + 2 * i, 3, "%02x", rnd[i]);
-	memcpy(id, p.id, sizeof(p.id));
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	clock_gettime(CLOCK_MONOTONIC, &p.since);
-	deadline = p.since;
-	deadline.tv_sec += timeout_s;
-
-	pthread_mutex_lock(&a->mu);
 	if (a->n >= a->max) {
-		pthread_mutex_unlock(&a->mu);
-		pthread_cond_destroy(&p.cv);
 		errno = EAGAIN;
-		return -1;
+		return NULL;
 	}
-	p.next = a->head;
-	a->head = &p;
+	struct approval *p = calloc(1, sizeof(*p));
+	if (!p || getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		free(p);
+		errno = EAGAIN;
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(p->id + 2 * i, 3, "%02x", rnd[i]);
+	memcpy(id, p->id, sizeof(p->id));
+	p->owner = a;
+	p->info = info;
+	p->state = PENDING;
+	p->decided = decided;
+	p->arg = arg;
+	clock_gettime(CLOCK_MONOTONIC, &p->since);
+	p->next = a->head;
+	a->head = p;
 	a->n++;
+	loop_timer_set(a->loop, &p->timer, (int64_t)timeout_s * 1000, on_timer, p);
 	/* In sight at once (SPEC §15.3): the operator's log names the wait. */
 	log_info("a run of '%s' (profile %s) waits up to %u s for a person's approval: %s (sharness-client approve %s)",
-	         info->requester_cn, info->profile, timeout_s, p.id, p.id);
-	*outcome = APPROVAL_EXPIRED;
-	for (;;) {
-		if (p.state != PENDING) {
-			*outcome = p.state == ALLOWED ? APPROVAL_ALLOWED : APPROVAL_DENIED;
-			break;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > deadline.tv_sec || (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
-			break;
-		if (client_gone(client_fd)) {
-			*outcome = APPROVAL_WITHDRAWN;
-			break;
-		}
-		struct timespec slice = now;
-		slice.tv_nsec += SLICE_MS * 1000000L;
-		if (slice.tv_nsec >= 1000000000L) {
-			slice.tv_sec++;
-			slice.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&p.cv, &a->mu, &slice);
-	}
-	/* Gone from the list under the lock: no later decision can find it. */
-	unlink_pending(a, &p);
-	pthread_mutex_unlock(&a->mu);
-	pthread_cond_destroy(&p.cv);
-	return 0;
+	         info->requester_cn, info->profile, timeout_s, p->id, p->id);
+	return p;
+}
+
+void approvals_withdraw(struct approvals *a, struct approval *p)
+{
+	loop_timer_cancel(a->loop, &p->timer);
+	unlink_pending(a, p);
+	free(p);
 }
 
 int approvals_decide(struct approvals *a, const char *id, bool allow, const char *decider_cn)
 {
-	int rc = -1;
 	(void)decider_cn;
-	pthread_mutex_lock(&a->mu);
-	for (struct pending *p = a->head; p; p = p->next) {
+	for (struct approval *p = a->head; p; p = p->next) {
 		if (p->state == PENDING && strcmp(p->id, id) == 0) {
 			p->state = allow ? ALLOWED : DENIED;
-			pthread_cond_signal(&p->cv);
-			rc = 0;
-			break;
+			loop_timer_set(a->loop, &p->timer, 0, on_timer, p);
+			return 0;
 		}
 	}
-	pthread_mutex_unlock(&a->mu);
-	if (rc < 0)
-		errno = ENOENT;
-	return rc;
+	errno = ENOENT;
+	return -1;
 }
 
 char *approvals_list_json(struct approvals *a, bool raw)
@@ -159,8 +138,7 @@ char *approvals_list_json(struct approvals *a, bool raw)
 	cJSON *arr = cJSON_AddArrayToObject(o, "approvals");
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	pthread_mutex_lock(&a->mu);
-	for (struct pending *p = a->head; p; p = p->next) {
+	for (struct approval *p = a->head; p; p = p->next) {
 		if (p->state != PENDING)
 			continue;
 		cJSON *e = cJSON_CreateObject();
@@ -184,7 +162,6 @@ char *approvals_list_json(struct approvals *a, bool raw)
 		cJSON_AddNumberToObject(e, "age_s", (double)(now.tv_sec - p->since.tv_sec));
 		cJSON_AddItemToArray(arr, e);
 	}
-	pthread_mutex_unlock(&a->mu);
 	char *out = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return out;

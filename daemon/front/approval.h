@@ -15,13 +15,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "loop.h"
+
 struct approvals;
 
 enum approval_outcome {
 	APPROVAL_ALLOWED,
 	APPROVAL_DENIED,
 	APPROVAL_EXPIRED,
-	APPROVAL_WITHDRAWN, /* the requester went away */
 };
 
 struct approval_info {
@@ -43,15 +44,20 @@ struct approval_info {
 	const cJSON *extra_raw;
 };
 
-struct approvals *approvals_new(unsigned max_pending);
+struct approvals *approvals_new(struct loop *l, unsigned max_pending);
 void approvals_free(struct approvals *a);
 
-/* Park the calling request and block until it is decided.  `client_fd` is
- * watched for a hang-up; `timeout_s` bounds the wait.  `id` receives the
- * approval id (32 hex characters).  Returns -1 (errno EAGAIN) when too many
- * runs wait already. */
-int approvals_wait(struct approvals *a, const struct approval_info *info, int client_fd,
-                   unsigned timeout_s, char id[33], enum approval_outcome *outcome);
+struct approval;
+
+/* Park a request until it is decided: `decided` comes once, at a later
+ * turn of the loop, with ALLOWED, DENIED or EXPIRED (after `timeout_s`).
+ * `info` is borrowed until then.  `id` receives the approval id (32 hex
+ * characters).  NULL (errno EAGAIN) when too many runs wait already. */
+struct approval *approvals_add(struct approvals *a, const struct approval_info *info, unsigned timeout_s,
+                               char id[33], void (*decided)(void *arg, enum approval_outcome o), void *arg);
+/* The requester went away (or the daemon stops): the entry is gone and
+ * `decided` never comes. */
+void approvals_withdraw(struct approvals *a, struct approval *p);
 
 /* Decide a pending approval.  Returns 0, or -1 with errno ENOENT when no
  * run with that id is waiting (unknown, decided, expired or withdrawn). */

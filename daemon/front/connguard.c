@@ -6,34 +6,72 @@
  */
 #include "connguard.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 
 struct connguard_entry {
 	int fd;
-	struct timespec started;
-	atomic_bool verified;
-	bool cut; /* shut down once; the entry stays until libmicrohttpd is done */
+	int64_t due_ms;
+	bool listed; /* in the deadline list: neither verified nor cut yet */
 	struct connguard_entry *prev, *next;
 };
 
 struct connguard {
-	pthread_mutex_t lock;
-	struct connguard_entry head; /* circular list; head is a sentinel */
-	unsigned deadline_s;
+	struct loop *loop;
+	struct loop_timer timer;     /* the head's deadline */
+	struct connguard_entry head; /* circular list, oldest first; head is a sentinel */
+	int64_t deadline_ms;
+	void (*on_cut)(unsigned n);
 };
 
-struct connguard *connguard_new(unsigned deadline_s)
+static void arm(struct connguard *g)
+{
+	if (g->head.next == &g->head) {
+		loop_timer_cancel(g->loop, &g->timer);
+		return;
+	}
+	int64_t in = g->head.next->due_ms - loop_now_ms();
+	loop_timer_set(g->loop, &g->timer, in, g->timer.cb, g);
+}
+
+static void unlist(struct connguard_entry *e)
+{
+	if (!e->listed)
+		return;
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+	e->listed = false;
+}
+
+static void on_deadline(struct loop_timer *t)
+{
+	struct connguard *g = t->arg;
+	int64_t now = loop_now_ms();
+	unsigned cut = 0;
+	while (g->head.next != &g->head && g->head.next->due_ms <= now) {
+		struct connguard_entry *e = g->head.next;
+		/* The socket is still open: its entry is removed before it is
+		 * closed.  The entry stays until libmicrohttpd is done. */
+		shutdown(e->fd, SHUT_RDWR);
+		unlist(e);
+		cut++;
+	}
+	if (cut && g->on_cut)
+		g->on_cut(cut);
+	arm(g);
+}
+
+struct connguard *connguard_new(struct loop *l, unsigned deadline_s, void (*on_cut)(unsigned n))
 {
 	struct connguard *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	pthread_mutex_init(&g->lock, NULL);
+	g->loop = l;
 	g->head.prev = g->head.next = &g->head;
-	g->deadline_s = deadline_s;
+	g->deadline_ms = (int64_t)deadline_s * 1000;
+	g->on_cut = on_cut;
+	g->timer.cb = on_deadline;
 	return g;
 }
 
@@ -42,7 +80,7 @@ void connguard_free(struct connguard *g)
 	if (!g)
 		return;
 	/* Only after libmicrohttpd has stopped: every entry was removed. */
-	pthread_mutex_destroy(&g->lock);
+	loop_timer_cancel(g->loop, &g->timer);
 	free(g);
 }
 
@@ -52,49 +90,31 @@ struct connguard_entry *connguard_add(struct connguard *g, int fd)
 	if (!e)
 		return NULL;
 	e->fd = fd;
-	clock_gettime(CLOCK_MONOTONIC, &e->started);
-	atomic_init(&e->verified, false);
-	pthread_mutex_lock(&g->lock);
+	e->due_ms = loop_now_ms() + g->deadline_ms;
 	e->next = &g->head;
 	e->prev = g->head.prev;
 	g->head.prev->next = e;
 	g->head.prev = e;
-	pthread_mutex_unlock(&g->lock);
+	e->listed = true;
+	if (e->prev == &g->head)
+		arm(g);
 	return e;
 }
 
-void connguard_verified(struct connguard_entry *e)
+void connguard_verified(struct connguard *g, struct connguard_entry *e)
 {
-	if (e)
-		atomic_store(&e->verified, true);
+	if (!e || !e->listed)
+		return;
+	bool was_first = g->head.next == e;
+	unlist(e);
+	if (was_first)
+		arm(g);
 }
 
 void connguard_remove(struct connguard *g, struct connguard_entry *e)
 {
 	if (!e)
 		return;
-	pthread_mutex_lock(&g->lock);
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
-	pthread_mutex_unlock(&g->lock);
+	connguard_verified(g, e);
 	free(e);
-}
-
-unsigned connguard_sweep(struct connguard *g)
-{
-	struct timespec now;
-	unsigned cut = 0;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	pthread_mutex_lock(&g->lock);
-	for (struct connguard_entry *e = g->head.next; e != &g->head; e = e->next) {
-		if (e->cut || atomic_load(&e->verified) || now.tv_sec - e->started.tv_sec < (time_t)g->deadline_s)
-			continue;
-		/* The socket is still open: its entry is removed before it is
-		 * closed, and we hold the lock that removal takes. */
-		shutdown(e->fd, SHUT_RDWR);
-		e->cut = true;
-		cut++;
-	}
-	pthread_mutex_unlock(&g->lock);
-	return cut;
 }

@@ -6,35 +6,34 @@
  * timeout, so a stranger that trickles a byte every few seconds through the
  * TLS handshake or its headers would keep a slot of the connection limit
  * forever.  Every connection is registered when it starts; one that has not
- * been verified within the deadline has its socket shut down by the next
- * sweep, and libmicrohttpd's own thread then sees the end and cleans up.
+ * been verified within the deadline has its socket shut down, and
+ * libmicrohttpd then sees the end and cleans up.  The deadline is one timer
+ * of the front's loop, for the oldest unverified connection (all have the
+ * same span, so the list is in deadline order): nothing wakes while no
+ * deadline is due.
  *
- * Threads: add/verified/remove run on libmicrohttpd's threads, the sweep on
- * the front's main loop; one mutex covers the list.  libmicrohttpd notifies
- * a connection's end (connguard_remove) before it closes the socket, so a
- * sweep never shuts down a descriptor that was reused.
+ * Everything runs on the loop's thread.  libmicrohttpd notifies a
+ * connection's end (connguard_remove) before it closes the socket, so a cut
+ * never shuts down a descriptor that was reused.
  */
 #ifndef SHARNESS_CONNGUARD_H
 #define SHARNESS_CONNGUARD_H
 
-#include <stdbool.h>
+#include "loop.h"
 
 struct connguard;
 struct connguard_entry;
 
-struct connguard *connguard_new(unsigned deadline_s);
+/* `on_cut` (may be NULL) hears how many connections a deadline cut. */
+struct connguard *connguard_new(struct loop *l, unsigned deadline_s, void (*on_cut)(unsigned n));
 void connguard_free(struct connguard *g);
 
 /* A new connection on socket `fd`; NULL when out of memory (the connection
  * then only has libmicrohttpd's idle timeout). */
 struct connguard_entry *connguard_add(struct connguard *g, int fd);
 /* Its first request showed a verified certificate: no deadline any more. */
-void connguard_verified(struct connguard_entry *e);
+void connguard_verified(struct connguard *g, struct connguard_entry *e);
 /* The connection ended (before its socket is closed).  NULL is a no-op. */
 void connguard_remove(struct connguard *g, struct connguard_entry *e);
-
-/* Shut down every unverified connection past the deadline; returns how
- * many were cut. */
-unsigned connguard_sweep(struct connguard *g);
 
 #endif

@@ -1,47 +1,81 @@
 /*
- * execute.c - see execute.h.
+ * execute.c - see execute.h.  A run is a state object of the front's loop:
+ *
+ *   STARTING  the request went to the launcher; its channel is watched for
+ *             the STARTED record (with the pipes) or an EXIT with an error
+ *   RUNNING   the pipes, stdin, the proxy's door and the channel (for the
+ *             exit record) are watched; after the exit record every writer
+ *             is gone, so the pipes' EOF is due at once (bounded: 2 s)
+ *   TEARDOWN  `finished` was called; the channel is watched for its EOF (the
+ *             supervisor removed the run), bounded at 5 s, then `released`
  */
 #include "execute.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "capture.h"
+#include "loop.h"
 #include "utf8.h"
 #include "privsep.h"
 #include "proxy.h"
 #include "scrub.h"
 
 #define READ_CHUNK (64 * 1024)
-#define LIVE_FLUSH_MS 100
+#define LIVE_FLUSH_MS 100    /* a streamed run's held-back output leaves at least this often */
+#define DRAIN_BOUND_MS 2000  /* from the exit record to the pipes' EOF */
+#define TEARDOWN_BOUND_MS 5000
+
+enum state { STARTING, RUNNING, TEARDOWN };
 
 struct stream {
+	struct execute *x;
+	struct loop_watch w;
 	int fd;
 	struct capture cap;
 	struct scrub_stream *scrub;
-	const struct execute_env *env; /* env->output, when the run is streamed */
 	int which;                     /* 0 stdout, 1 stderr */
 };
 
+struct execute {
+	struct execute_env env;
+	const struct run_request *r;
+	const char *run_id;
+	struct execute_hooks h;
+	enum state state;
+	int chan;
+	struct loop_watch w_chan, w_stdin, w_proxy;
+	struct loop_timer t_flush, t_bound;
+	struct stream out, err;
+	int stdin_fd, proxy_fd;
+	size_t stdin_off;
+	struct proxy *px;
+	bool got_exit, paused;
+	struct privsep_exit ex;
+	uid_t uid;
+};
+
+/* One buffer for every run's reads: only the loop's thread reads. */
+static char read_buf[READ_CHUNK];
+
 /* The filter's output: kept (head and tail), and passed on live when the
- * request asked for a stream.  Only filtered bytes get here: a secret split
- * across two reads is held back by the filter until it can be judged. */
+ * owner asked for it.  Only filtered bytes get here: a secret split across
+ * two reads is held back by the filter until it can be judged. */
 static void stream_emit(void *arg, const char *buf, size_t len)
 {
 	struct stream *s = arg;
 	capture_append(&s->cap, buf, len);
-	if (s->env && s->env->output)
-		s->env->output(s->env->output_arg, s->which, buf, len);
+	if (s->x->h.output)
+		s->x->h.output(s->x->h.arg, s->which, buf, len);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -91,36 +125,12 @@ static void map_error(const struct privsep_exit *ex, struct request_error *e)
 	}
 }
 
-static int stream_init(struct stream *s, int fd, const struct execute_env *env, int which, size_t cap)
+static void stream_close(struct execute *x, struct stream *s)
 {
-	s->fd = fd;
-	s->env = env;
-	s->which = which;
-	if (capture_init(&s->cap, cap) < 0)
-		return -1;
-	s->scrub = scrub_stream_new(env->scrub, stream_emit, s);
-	return s->scrub ? 0 : -1;
-}
-
-static void stream_close(struct stream *s)
-{
+	loop_unwatch(x->env.loop, &s->w);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-}
-
-/* Read what is there; at EOF flush the filter's held-back bytes. */
-static void stream_read(struct stream *s, char *buf)
-{
-	ssize_t n = read(s->fd, buf, READ_CHUNK);
-	if (n > 0) {
-		scrub_stream_feed(s->scrub, buf, (size_t)n);
-		return;
-	}
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	scrub_stream_finish(s->scrub);
-	stream_close(s);
 }
 
 static char *stream_result(struct stream *s, bool *truncated, bool *replaced)
@@ -137,32 +147,337 @@ static char *stream_result(struct stream *s, bool *truncated, bool *replaced)
 	return clean;
 }
 
-/* Accept one connection on the run's proxy door and hand it to the proxy. */
-static void proxy_accept(struct proxy *px, int listen_fd)
+/* Every descriptor closed, everything freed.  Closing the channel tells the
+ * supervisor to kill the run, if it still lives. */
+static void destroy(struct execute *x)
 {
-	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c >= 0)
-		proxy_serve_fd(px, c); /* takes c, whatever happens */
+	struct loop *l = x->env.loop;
+	loop_timer_cancel(l, &x->t_flush);
+	loop_timer_cancel(l, &x->t_bound);
+	loop_unwatch(l, &x->w_chan);
+	if (x->chan >= 0)
+		close(x->chan);
+	loop_unwatch(l, &x->w_stdin);
+	if (x->stdin_fd >= 0)
+		close(x->stdin_fd);
+	/* No more connections, then end the ones being served. */
+	loop_unwatch(l, &x->w_proxy);
+	if (x->proxy_fd >= 0)
+		close(x->proxy_fd);
+	proxy_free(x->px);
+	stream_close(x, &x->out);
+	stream_close(x, &x->err);
+	scrub_stream_free(x->out.scrub);
+	scrub_stream_free(x->err.scrub);
+	capture_free(&x->out.cap);
+	capture_free(&x->err.cap);
+	free(x);
 }
 
-int execute_run(const struct execute_env *env, const struct run_request *r, const char *run_id,
-                int client_fd, struct run_result *res, struct request_error *e)
+/* The run failed: `finished` with the error, then `released` (the slot goes
+ * back at once: the channel's close kills whatever is left). */
+static void fail(struct execute *x, const struct request_error *e)
 {
-	struct privsep_run msg;
+	struct execute_hooks h = x->h;
+	destroy(x);
+	h.finished(h.arg, -1, NULL, e);
+	h.released(h.arg);
+}
+
+static void fail_internal(struct execute *x, const char *message)
+{
+	struct request_error e;
+	request_error_set(&e, 500, "internal", "%s", message);
+	fail(x, &e);
+}
+
+static void on_teardown(struct loop_watch *w, uint32_t revents);
+static void on_teardown_bound(struct loop_timer *t);
+
+/* The exit record is in and the pipes are drained (or their bound passed):
+ * the reply's facts, then `finished`, then wait for the teardown. */
+static void complete(struct execute *x)
+{
+	struct run_result res;
+	struct request_error e;
+	struct loop *l = x->env.loop;
+
+	/* Whatever the pipes still held counts (their EOF may not have come). */
+	for (struct stream *s = &x->out; s; s = s == &x->out ? &x->err : NULL)
+		if (s->fd >= 0) {
+			scrub_stream_finish(s->scrub);
+			stream_close(x, s);
+		}
+	if (x->ex.error != PRIVSEP_OK) {
+		map_error(&x->ex, &e);
+		fail(x, &e);
+		return;
+	}
+	memset(&res, 0, sizeof(res));
+	res.uid = x->uid;
+	res.exit_code = x->ex.exit_code;
+	res.signal = x->ex.signal;
+	res.timed_out = x->ex.timed_out != 0;
+	res.cleanup_failed = x->ex.cleanup_failed != 0;
+	res.disk_limited = x->ex.disk_limited != 0;
+	if (res.disk_limited) {
+		x->ex.message[sizeof(x->ex.message) - 1] = '\0'; /* from the launcher: terminate it ourselves */
+		snprintf(res.message, sizeof(res.message), "%s", x->ex.message);
+	}
+	res.ms = x->ex.ms;
+	res.usage = x->ex.usage;
+	res.filtered = scrub_stream_count(x->out.scrub) + scrub_stream_count(x->err.scrub);
+	res.out = stream_result(&x->out, &res.truncated, &res.utf8_replaced);
+	res.err = stream_result(&x->err, &res.truncated, &res.utf8_replaced);
+	if (!res.out || !res.err) {
+		execute_result_free(&res);
+		fail_internal(x, "The front is out of memory.");
+		return;
+	}
+	char proxy_denied[PROXY_DENIALS_MAX][200];
+	size_t n_proxy = proxy_denials(x->px, proxy_denied, PROXY_DENIALS_MAX);
+	struct denial_facts facts = {
+	    .profile = x->r->profile, .timeout_s = x->r->timeout_s, .timed_out = res.timed_out,
+	    .truncated = res.truncated, .disk_limited = res.disk_limited, .disk_message = res.message,
+	    .exit_code = res.signal ? -1 : res.exit_code,
+	    .have_oom = (res.usage.have & PRIVSEP_USAGE_OOM) != 0, .oom_killed = res.usage.oom_killed != 0,
+	    .have_pids_limited = (res.usage.have & PRIVSEP_USAGE_PIDS_LIMITED) != 0,
+	    .pids_limited = res.usage.pids_limited != 0, .ex = &x->ex, .proxy = proxy_denied,
+	    .n_proxy = n_proxy, .stderr_text = res.err, .stdout_text = res.out};
+	denials_collect(&res.denials, &facts);
+
+	/* Only the channel stays: the supervisor still tears the run down
+	 * after its exit record, and the launcher counts it until then. */
+	loop_timer_cancel(l, &x->t_flush);
+	loop_unwatch(l, &x->w_stdin);
+	if (x->stdin_fd >= 0)
+		close(x->stdin_fd);
+	x->stdin_fd = -1;
+	loop_unwatch(l, &x->w_proxy);
+	if (x->proxy_fd >= 0)
+		close(x->proxy_fd);
+	x->proxy_fd = -1;
+	proxy_free(x->px);
+	x->px = NULL;
+	x->state = TEARDOWN;
+	if (loop_watch(l, &x->w_chan, x->chan, EPOLLIN | EPOLLRDHUP, on_teardown, x) < 0)
+		loop_timer_set(l, &x->t_bound, 0, on_teardown_bound, x);
+	else
+		loop_timer_set(l, &x->t_bound, TEARDOWN_BOUND_MS, on_teardown_bound, x);
+	x->h.finished(x->h.arg, 0, &res, NULL);
+}
+
+static void released(struct execute *x)
+{
+	struct execute_hooks h = x->h;
+	destroy(x);
+	h.released(h.arg);
+}
+
+static void on_teardown(struct loop_watch *w, uint32_t revents)
+{
+	(void)revents; /* EOF, or anything: the supervisor has nothing more to say */
+	released(w->arg);
+}
+
+static void on_teardown_bound(struct loop_timer *t)
+{
+	released(t->arg);
+}
+
+static void maybe_complete(struct execute *x)
+{
+	if (x->got_exit && x->out.fd < 0 && x->err.fd < 0)
+		complete(x);
+}
+
+static void on_flush(struct loop_timer *t)
+{
+	struct execute *x = t->arg;
+	if (x->out.fd >= 0)
+		scrub_stream_flush(x->out.scrub);
+	if (x->err.fd >= 0)
+		scrub_stream_flush(x->err.scrub);
+}
+
+/* Read what is there; at EOF flush the filter's held-back bytes. */
+static void on_stream(struct loop_watch *w, uint32_t revents)
+{
+	struct stream *s = w->arg;
+	struct execute *x = s->x;
+	(void)revents;
+	ssize_t n = read(s->fd, read_buf, sizeof(read_buf));
+	if (n > 0) {
+		scrub_stream_feed(s->scrub, read_buf, (size_t)n);
+		/* A streamed run's held-back bytes leave within LIVE_FLUSH_MS. */
+		if (x->h.output && !x->t_flush.armed)
+			loop_timer_set(x->env.loop, &x->t_flush, LIVE_FLUSH_MS, on_flush, x);
+		return;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	scrub_stream_finish(s->scrub);
+	stream_close(x, s);
+	maybe_complete(x);
+}
+
+static void on_stdin(struct loop_watch *w, uint32_t revents)
+{
+	struct execute *x = w->arg;
+	(void)revents;
+	ssize_t n = write(x->stdin_fd, x->r->stdin_data + x->stdin_off, x->r->stdin_len - x->stdin_off);
+	if (n > 0)
+		x->stdin_off += (size_t)n;
+	if ((n < 0 && errno != EAGAIN && errno != EINTR) || x->stdin_off == x->r->stdin_len) {
+		loop_unwatch(x->env.loop, &x->w_stdin);
+		close(x->stdin_fd);
+		x->stdin_fd = -1;
+	}
+}
+
+/* Accept one connection on the run's proxy door and hand it to the proxy. */
+static void on_proxy_door(struct loop_watch *w, uint32_t revents)
+{
+	struct execute *x = w->arg;
+	(void)revents;
+	int c = accept4(x->proxy_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c >= 0)
+		proxy_serve_fd(x->px, c); /* takes c, whatever happens */
+}
+
+/* After the exit record every writer is gone; the pipes' EOF is due at
+ * once, and a bound keeps a surprise from holding the run (not while a
+ * stream's reader holds it: execute_pause arms it again). */
+static void on_drain_bound(struct loop_timer *t)
+{
+	struct execute *x = t->arg;
+	if (!x->paused)
+		complete(x);
+}
+
+static void on_exit_record(struct loop_watch *w, uint32_t revents)
+{
+	struct execute *x = w->arg;
+	(void)revents;
+	ssize_t n = privsep_recv(x->chan, &x->ex, sizeof(x->ex), NULL, 0);
+	if (n != (ssize_t)sizeof(x->ex) || privsep_header_check(&x->ex.h, PRIVSEP_EXIT) < 0) {
+		fail_internal(x, "The run's supervisor ended without an exit record.");
+		return;
+	}
+	x->got_exit = true;
+	loop_unwatch(x->env.loop, &x->w_chan);
+	loop_timer_set(x->env.loop, &x->t_bound, DRAIN_BOUND_MS, on_drain_bound, x);
+	maybe_complete(x);
+}
+
+static int stream_init(struct execute *x, struct stream *s, int fd, int which)
+{
+	s->x = x;
+	s->fd = fd;
+	s->which = which;
+	if (capture_init(&s->cap, x->r->profile->output_max) < 0)
+		return -1;
+	s->scrub = scrub_stream_new(x->env.scrub, stream_emit, s);
+	return s->scrub ? 0 : -1;
+}
+
+/* The launcher's answer: STARTED with the pipes (out, err, [stdin],
+ * [proxy], absent ones skipped), or EXIT with why not. */
+static void on_started(struct loop_watch *w, uint32_t revents)
+{
+	struct execute *x = w->arg;
+	struct loop *l = x->env.loop;
+	const struct run_request *r = x->r;
 	union {
 		struct privsep_header h;
 		struct privsep_started started;
 		struct privsep_exit ex;
 	} in;
-	int chan[2] = {-1, -1}, fds[4] = {-1, -1, -1, -1};
-	struct stream out = {.fd = -1}, err = {.fd = -1};
-	int stdin_fd = -1, proxy_fd = -1, rc = -1;
-	struct proxy *px = NULL;
-	int ctl = env->ctl;
-	char *buf = NULL;
+	int fds[4] = {-1, -1, -1, -1};
+	(void)revents;
 
-	memset(res, 0, sizeof(*res));
-	res->chan = -1;
+	ssize_t n = privsep_recv(x->chan, &in, sizeof(in), fds, 4);
+	bool want_proxy = r->profile->network == PROFILE_NETWORK_PROXY;
+	const char *problem = NULL;
+	if (n == (ssize_t)sizeof(in.ex) && in.h.type == PRIVSEP_EXIT && privsep_header_check(&in.h, PRIVSEP_EXIT) == 0) {
+		struct request_error e;
+		map_error(&in.ex, &e);
+		for (int i = 0; i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		fail(x, &e);
+		return;
+	}
+	if (n != (ssize_t)sizeof(in.started) || privsep_header_check(&in.h, PRIVSEP_STARTED) < 0 ||
+	    in.started.has_stdin != r->has_stdin || in.started.has_proxy != want_proxy || fds[0] < 0 || fds[1] < 0)
+		problem = "The launcher sent an unexpected answer.";
+	size_t next = 2;
+	if (!problem && r->has_stdin && (x->stdin_fd = fds[next++]) < 0)
+		problem = "The launcher sent no stdin pipe.";
+	if (!problem && want_proxy) {
+		x->proxy_fd = fds[next++];
+		char perr[256];
+		struct proxy_limits lim = {.daemon_port = x->env.daemon_port, .daemon_host = x->env.daemon_host};
+		if (x->proxy_fd < 0 ||
+		    !(x->px = proxy_new(r->profile, &lim, x->env.audit_fd, x->run_id, perr, sizeof(perr))))
+			problem = "The run's egress proxy could not start.";
+	}
+	if (problem) {
+		for (size_t i = 0; i < 4; i++)
+			if (fds[i] >= 0 && fds[i] != x->stdin_fd && fds[i] != x->proxy_fd)
+				close(fds[i]);
+		fail_internal(x, problem);
+		return;
+	}
+	x->uid = in.started.uid;
+	int ok = stream_init(x, &x->out, fds[0], 0);
+	fds[0] = -1;
+	ok |= stream_init(x, &x->err, fds[1], 1);
+	fds[1] = -1;
+	if (ok < 0) {
+		fail_internal(x, "The front is out of memory.");
+		return;
+	}
+	if (x->stdin_fd >= 0 && r->stdin_len == 0) {
+		close(x->stdin_fd);
+		x->stdin_fd = -1;
+	}
+	/* The exit record next; the pipes, stdin and the proxy's door all
+	 * along: a command that closes its own stdout and stderr still dies
+	 * with its client (the owner's watch, execute_abort). */
+	loop_unwatch(l, &x->w_chan);
+	x->state = RUNNING;
+	if (loop_watch(l, &x->w_chan, x->chan, EPOLLIN, on_exit_record, x) < 0 ||
+	    loop_watch(l, &x->out.w, x->out.fd, EPOLLIN, on_stream, &x->out) < 0 ||
+	    loop_watch(l, &x->err.w, x->err.fd, EPOLLIN, on_stream, &x->err) < 0 ||
+	    (x->stdin_fd >= 0 && (fcntl(x->stdin_fd, F_SETFL, O_NONBLOCK) < 0 ||
+	                          loop_watch(l, &x->w_stdin, x->stdin_fd, EPOLLOUT, on_stdin, x) < 0)) ||
+	    (x->proxy_fd >= 0 && loop_watch(l, &x->w_proxy, x->proxy_fd, EPOLLIN, on_proxy_door, x) < 0))
+		fail_internal(x, "The front could not watch the run's pipes.");
+}
+
+struct execute *execute_start(const struct execute_env *env, const struct run_request *r, const char *run_id,
+                              const struct execute_hooks *hooks, struct request_error *e)
+{
+	struct privsep_run msg;
+	int chan[2] = {-1, -1};
+
+	struct execute *x = calloc(1, sizeof(*x));
+	if (!x) {
+		request_error_set(e, 500, "internal", "The front is out of memory.");
+		return NULL;
+	}
+	x->env = *env;
+	x->r = r;
+	x->run_id = run_id;
+	x->h = *hooks;
+	x->chan = x->stdin_fd = x->proxy_fd = x->out.fd = x->err.fd = -1;
+	loop_watch_init(&x->w_chan);
+	loop_watch_init(&x->w_stdin);
+	loop_watch_init(&x->w_proxy);
+	loop_watch_init(&x->out.w);
+	loop_watch_init(&x->err.w);
+
 	memset(&msg, 0, sizeof(msg));
 	privsep_header_init(&msg.h, PRIVSEP_RUN);
 	snprintf(msg.run_id, sizeof(msg.run_id), "%s", run_id);
@@ -180,207 +495,58 @@ int execute_run(const struct execute_env *env, const struct run_request *r, cons
 		request_error_set(e, 500, "internal", "The front could not prepare the run: %s.", strerror(errno));
 		if (payload >= 0)
 			close(payload);
-		return -1;
+		free(x);
+		return NULL;
 	}
 	int send_fds[2] = {chan[1], payload};
-	int sent = privsep_send(ctl, &msg, sizeof(msg), send_fds, 2);
+	int sent = privsep_send(env->ctl, &msg, sizeof(msg), send_fds, 2);
 	close(chan[1]);
 	close(payload);
+	x->chan = chan[0];
 	if (sent < 0) {
 		request_error_set(e, 500, "internal", "The launcher is not answering: %s.", strerror(errno));
-		goto out;
+		destroy(x);
+		return NULL;
 	}
-	ssize_t n = privsep_recv(chan[0], &in, sizeof(in), fds, 4);
-	if (n >= (ssize_t)sizeof(in.h) && in.h.type == PRIVSEP_EXIT && n == (ssize_t)sizeof(in.ex) &&
-	    privsep_header_check(&in.h, PRIVSEP_EXIT) == 0) {
-		map_error(&in.ex, e);
-		goto out;
+	if (loop_watch(env->loop, &x->w_chan, x->chan, EPOLLIN, on_started, x) < 0) {
+		request_error_set(e, 500, "internal", "The front could not watch the run: %s.", strerror(errno));
+		destroy(x);
+		return NULL;
 	}
-	/* Sent in order, absent ones skipped: out, err, [stdin], [proxy]. */
-	bool want_proxy = r->profile->network == PROFILE_NETWORK_PROXY;
-	size_t next = 2;
-	if (n != (ssize_t)sizeof(in.started) || privsep_header_check(&in.h, PRIVSEP_STARTED) < 0 ||
-	    in.started.has_stdin != r->has_stdin || in.started.has_proxy != want_proxy || fds[0] < 0 || fds[1] < 0) {
-		request_error_set(e, 500, "internal", "The launcher sent an unexpected answer.");
-		goto out;
-	}
-	res->uid = in.started.uid;
-	if (r->has_stdin) {
-		stdin_fd = fds[next];
-		fds[next++] = -1;
-	}
-	if (want_proxy) {
-		proxy_fd = fds[next];
-		fds[next++] = -1;
-		char perr[256];
-		struct proxy_limits lim = {.daemon_port = env->daemon_port, .daemon_host = env->daemon_host};
-		if (proxy_fd < 0 || !(px = proxy_new(r->profile, &lim, env->audit_fd, run_id, perr, sizeof(perr)))) {
-			request_error_set(e, 500, "internal", "The run's egress proxy could not start.");
-			goto out;
-		}
-	}
-	if (stdin_fd < 0 && r->has_stdin) {
-		request_error_set(e, 500, "internal", "The launcher sent no stdin pipe.");
-		goto out;
-	}
-	if (stream_init(&out, fds[0], env, 0, r->profile->output_max) < 0 ||
-	    stream_init(&err, fds[1], env, 1, r->profile->output_max) < 0 || !(buf = malloc(READ_CHUNK))) {
-		fds[0] = fds[1] = -1;
-		request_error_set(e, 500, "internal", "The front is out of memory.");
-		goto out;
-	}
-	fds[0] = fds[1] = -1;
-	if (stdin_fd >= 0)
-		fcntl(stdin_fd, F_SETFL, O_NONBLOCK);
-	size_t stdin_off = 0;
-	if (stdin_fd >= 0 && r->stdin_len == 0) {
-		close(stdin_fd);
-		stdin_fd = -1;
-	}
+	x->state = STARTING;
+	return x;
+}
 
-	/* Until both pipes reach EOF (every process of the run is gone, or the
-	 * launcher killed them), or the client hangs up. */
-	/* Until the exit record is in and both pipes are drained.  The client,
-	 * the proxy door and stdin stay watched all along: a command that
-	 * closes its own stdout and stderr must still die with its client. */
-	bool got_exit = false;
-	/* A streamed run's output leaves at least every LIVE_FLUSH_MS, line by
-	 * line (scrub_stream_flush); a plain one only at the end. */
-	bool live = env->output != NULL;
-	struct timespec last_flush;
-	clock_gettime(CLOCK_MONOTONIC, &last_flush);
-	while (!got_exit || out.fd >= 0 || err.fd >= 0) {
-		struct pollfd p[6] = {{.fd = out.fd, .events = POLLIN},
-		                      {.fd = err.fd, .events = POLLIN},
-		                      {.fd = stdin_fd, .events = POLLOUT},
-		                      {.fd = client_fd, .events = POLLRDHUP},
-		                      {.fd = proxy_fd, .events = POLLIN},
-		                      {.fd = got_exit ? -1 : chan[0], .events = POLLIN}};
-		/* After the exit record every writer is gone; the pipes' EOF is due
-		 * at once, and a bound keeps a surprise from hanging the thread. */
-		int n_ready = poll(p, 6, got_exit ? 2000 : live ? LIVE_FLUSH_MS : -1);
-		if (n_ready < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (live) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			long ms = (now.tv_sec - last_flush.tv_sec) * 1000 + (now.tv_nsec - last_flush.tv_nsec) / 1000000;
-			if (ms >= LIVE_FLUSH_MS) {
-				if (out.fd >= 0)
-					scrub_stream_flush(out.scrub);
-				if (err.fd >= 0)
-					scrub_stream_flush(err.scrub);
-				last_flush = now;
-			}
-			if (n_ready == 0 && !got_exit)
-				continue;
-		}
-		if (n_ready == 0)
-			break;
-		if (p[3].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-			/* Closing the run channel tells the supervisor to kill the run. */
-			request_error_set(e, 499, "client_gone", "The client went away; the run was killed.");
-			goto out;
-		}
-		if (p[4].revents & POLLIN)
-			proxy_accept(px, proxy_fd);
-		if (p[0].revents)
-			stream_read(&out, buf);
-		if (p[1].revents)
-			stream_read(&err, buf);
-		if (p[2].revents) {
-			ssize_t w = write(stdin_fd, r->stdin_data + stdin_off, r->stdin_len - stdin_off);
-			if (w > 0)
-				stdin_off += (size_t)w;
-			if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == r->stdin_len) {
-				close(stdin_fd);
-				stdin_fd = -1;
-			}
-		}
-		if (p[5].revents) {
-			n = privsep_recv(chan[0], &in, sizeof(in), fds, 0);
-			if (n != (ssize_t)sizeof(in.ex) || privsep_header_check(&in.h, PRIVSEP_EXIT) < 0) {
-				request_error_set(e, 500, "internal", "The run's supervisor ended without an exit record.");
-				goto out;
-			}
-			got_exit = true;
+void execute_abort(struct execute *x)
+{
+	if (x)
+		destroy(x);
+}
+
+static void on_watch_failed(struct loop_timer *t)
+{
+	fail_internal(t->arg, "The front could not watch the run's pipes.");
+}
+
+void execute_pause(struct execute *x, bool pause)
+{
+	struct loop *l = x->env.loop;
+	if (x->state != RUNNING || x->paused == pause)
+		return;
+	x->paused = pause;
+	for (struct stream *s = &x->out; s; s = s == &x->out ? &x->err : NULL) {
+		if (s->fd < 0)
+			continue;
+		if (pause)
+			loop_unwatch(l, &s->w);
+		else if (loop_watch(l, &s->w, s->fd, EPOLLIN, on_stream, s) < 0) {
+			/* Not from inside the caller: at the loop's next turn. */
+			loop_timer_set(l, &x->t_bound, 0, on_watch_failed, x);
+			return;
 		}
 	}
-	if (!got_exit) {
-		request_error_set(e, 500, "internal", "The run's supervisor ended without an exit record.");
-		goto out;
-	}
-	/* Whatever the pipes still held counts (their EOF may not have come). */
-	if (out.fd >= 0) {
-		scrub_stream_finish(out.scrub);
-		stream_close(&out);
-	}
-	if (err.fd >= 0) {
-		scrub_stream_finish(err.scrub);
-		stream_close(&err);
-	}
-	if (in.ex.error != PRIVSEP_OK) {
-		map_error(&in.ex, e);
-		goto out;
-	}
-	res->exit_code = in.ex.exit_code;
-	res->signal = in.ex.signal;
-	res->timed_out = in.ex.timed_out != 0;
-	res->cleanup_failed = in.ex.cleanup_failed != 0;
-	res->disk_limited = in.ex.disk_limited != 0;
-	if (res->disk_limited) {
-		in.ex.message[sizeof(in.ex.message) - 1] = '\0'; /* from the launcher: terminate it ourselves */
-		snprintf(res->message, sizeof(res->message), "%s", in.ex.message);
-	}
-	res->ms = in.ex.ms;
-	res->usage = in.ex.usage;
-	res->filtered = scrub_stream_count(out.scrub) + scrub_stream_count(err.scrub);
-	res->out = stream_result(&out, &res->truncated, &res->utf8_replaced);
-	res->err = stream_result(&err, &res->truncated, &res->utf8_replaced);
-	if (!res->out || !res->err) {
-		execute_result_free(res);
-		request_error_set(e, 500, "internal", "The front is out of memory.");
-		goto out;
-	}
-	char proxy_denied[PROXY_DENIALS_MAX][200];
-	size_t n_proxy = proxy_denials(px, proxy_denied, PROXY_DENIALS_MAX);
-	struct denial_facts facts = {
-	    .profile = r->profile, .timeout_s = r->timeout_s, .timed_out = res->timed_out,
-	    .truncated = res->truncated, .disk_limited = res->disk_limited, .disk_message = res->message,
-	    .exit_code = res->signal ? -1 : res->exit_code,
-	    .have_oom = (res->usage.have & PRIVSEP_USAGE_OOM) != 0, .oom_killed = res->usage.oom_killed != 0,
-	    .have_pids_limited = (res->usage.have & PRIVSEP_USAGE_PIDS_LIMITED) != 0,
-	    .pids_limited = res->usage.pids_limited != 0, .ex = &in.ex, .proxy = proxy_denied,
-	    .n_proxy = n_proxy, .stderr_text = res->err, .stdout_text = res->out};
-	denials_collect(&res->denials, &facts);
-	rc = 0;
-out:
-	for (int i = 0; i < 4; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	if (stdin_fd >= 0)
-		close(stdin_fd);
-	/* No more connections, then end the ones being served. */
-	if (proxy_fd >= 0)
-		close(proxy_fd);
-	proxy_free(px);
-	stream_close(&out);
-	stream_close(&err);
-	scrub_stream_free(out.scrub);
-	scrub_stream_free(err.scrub);
-	capture_free(&out.cap);
-	capture_free(&err.cap);
-	free(buf);
-	/* Left to the caller: the supervisor still tears the run down after
-	 * its exit record, and the launcher counts it until then. */
-	if (rc == 0)
-		res->chan = chan[0];
-	else if (chan[0] >= 0)
-		close(chan[0]); /* tells the supervisor to kill the run, if it still lives */
-	return rc;
+	if (!pause && x->got_exit)
+		loop_timer_set(l, &x->t_bound, DRAIN_BOUND_MS, on_drain_bound, x);
 }
 
 void execute_result_free(struct run_result *res)

@@ -17,6 +17,8 @@
 #include "privsep.h"
 #include "request.h"
 
+struct loop;
+
 struct scrub_rules;
 
 struct run_result {
@@ -31,8 +33,6 @@ struct run_result {
 	bool disk_limited;      /* killed at a limits.disk_* bound; `message` says which */
 	char message[256];
 	struct privsep_usage usage; /* what the run cost (privsep.h) */
-	int chan;               /* the run channel, left open (-1: none): EOF once the
-	                         * supervisor has torn the run down; the caller closes it */
 	uid_t uid;
 	char *out, *err;        /* valid UTF-8, NUL-terminated */
 	struct run_denials denials; /* what the locks refused (denials.c) */
@@ -40,23 +40,47 @@ struct run_result {
 
 /* What a run needs from the front (borrowed). */
 struct execute_env {
+	struct loop *loop;                /* the front's: every descriptor of the run lives in it */
 	int ctl;                          /* control socket to the launcher */
 	const struct scrub_rules *scrub;
 	int audit_fd;                     /* for the egress proxy's decisions */
 	const char *daemon_host;          /* the proxy never dials the daemon itself */
 	unsigned daemon_port;
-	/* A streamed run: each piece of filtered output as it arrives (which:
-	 * 0 stdout, 1 stderr), from the run's thread; NULL for a plain run. */
-	void (*output)(void *arg, int which, const char *buf, size_t len);
-	void *output_arg;
 };
 
-/* Run `r` through the launcher.  `client_fd` is watched for a hang-up, which
- * aborts the run.  Proxy profiles get their egress proxy served here for
- * the run's lifetime.  Returns 0 with `res` filled (whatever the command's
- * exit), or -1 with `e` filled. */
-int execute_run(const struct execute_env *env, const struct run_request *r, const char *run_id,
-                int client_fd, struct run_result *res, struct request_error *e);
+/* What the run tells its owner, on the loop's thread, never from inside
+ * execute_start or execute_abort. */
+struct execute_hooks {
+	/* Each piece of filtered output as it arrives (which: 0 stdout, 1
+	 * stderr); NULL: only the captures of the reply. */
+	void (*output)(void *arg, int which, const char *buf, size_t len);
+	/* The run ended, once: rc 0 with `res` filled (whatever the command's
+	 * exit; the owner frees it with execute_result_free), or -1 with `e`. */
+	void (*finished)(void *arg, int rc, struct run_result *res, const struct request_error *e);
+	/* Once, after `finished`: the run's supervisor has torn it down (its
+	 * channel's EOF, bounded: a stuck teardown is the launcher's to report),
+	 * so the run's slot may go back - the launcher counts a run until then. */
+	void (*released)(void *arg);
+	void *arg;
+};
+
+struct execute;
+
+/* Hand `r` to the launcher and serve the run from the loop: stdin fed, the
+ * pipes read through the filter into the captures, the proxy's door (proxy
+ * profiles) accepted, the exit record read.  `r`, `run_id` and `env` must
+ * outlive `finished`.  NULL with `e` filled when it could not start (no
+ * hook is called then). */
+struct execute *execute_start(const struct execute_env *env, const struct run_request *r, const char *run_id,
+                              const struct execute_hooks *hooks, struct request_error *e);
+/* The owner is gone (its client hung up, or DELETE killed the job): the
+ * run's channel is closed, which tells the supervisor to kill the run, and
+ * everything is freed; no hook is called after this.  Only before
+ * `finished`. */
+void execute_abort(struct execute *x);
+/* Stop (pause) or go on reading the command's output: a stream's reader
+ * is behind (live.h).  Only before `finished`. */
+void execute_pause(struct execute *x, bool pause);
 void execute_result_free(struct run_result *res);
 
 #endif

@@ -7,9 +7,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -19,7 +20,9 @@
 
 #include "connguard.h"
 #include "log.h"
+#include "loop.h"
 #include "privsep.h"
+#include "runflow.h"
 #include "scrub.h"
 #include "lockdown.h"
 #include "scrub_vault.h"
@@ -52,7 +55,7 @@ static int check_unprivileged(uid_t uid)
 }
 
 /* The launcher reopened the audit log (SIGHUP): switch to the new file.
- * dup2 replaces the descriptor atomically under the writer threads. */
+ * dup3 replaces the descriptor atomically under the proxy's threads. */
 static void take_audit_fd(struct front *f)
 {
 	struct privsep_header h;
@@ -62,6 +65,59 @@ static void take_audit_fd(struct front *f)
 		dup3(fd, f->audit_fd, O_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
+}
+
+static bool stopping;
+
+static void on_signal(struct loop_watch *w, uint32_t revents)
+{
+	struct signalfd_siginfo si;
+	(void)revents;
+	(void)!read(w->fd, &si, sizeof(si));
+	stopping = true;
+}
+
+static void on_ctl(struct loop_watch *w, uint32_t revents)
+{
+	if (revents & EPOLLIN)
+		take_audit_fd(w->arg);
+	else
+		stopping = true; /* the launcher is gone */
+}
+
+/* libmicrohttpd's epoll descriptor only wakes the loop: every turn ends
+ * with MHD_run (turn()). */
+static void on_mhd(struct loop_watch *w, uint32_t revents)
+{
+	(void)w;
+	(void)revents;
+}
+
+static void on_cut(unsigned n)
+{
+	log_info("cut %u connection(s) that showed no verified certificate within %d s", n, UNVERIFIED_DEADLINE_S);
+}
+
+/* One turn: an event, a due timer, or libmicrohttpd's own timeout; then
+ * libmicrohttpd's work.  In this external mode a resumed connection is
+ * only seen by the next MHD_run, so every turn ends with one (its epoll
+ * descriptor is polled with a zero timeout: cheap when nothing waits). */
+static void turn(struct front *f, struct MHD_Daemon *d, int64_t max_ms)
+{
+	MHD_UNSIGNED_LONG_LONG t;
+	int64_t wait = max_ms;
+	if (MHD_get_timeout(d, &t) == MHD_YES && (wait < 0 || (int64_t)t < wait))
+		wait = t > INT32_MAX ? INT32_MAX : (int64_t)t;
+	(void)loop_once(f->loop, wait);
+	MHD_run(d);
+}
+
+/* Turn until `ms` passed, or (`until_idle`) no run holds a slot. */
+static void turn_for(struct front *f, struct MHD_Daemon *d, int64_t ms, bool until_idle)
+{
+	int64_t end = loop_now_ms() + ms;
+	for (int64_t now = loop_now_ms(); now < end && !(until_idle && f->runs == 0); now = loop_now_ms())
+		turn(f, d, end - now);
 }
 
 int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
@@ -99,46 +155,46 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 		log_warn("the front could not lock itself down: %s", err);
 		return 1;
 	}
-	f->guard = connguard_new(UNVERIFIED_DEADLINE_S);
+	f->guard = connguard_new(f->loop, UNVERIFIED_DEADLINE_S, on_cut);
 	if (!f->guard) {
 		log_warn("the front is out of memory");
 		return 1;
 	}
 	struct MHD_Daemon *d = http_start(f);
-	if (!d) {
+	const union MHD_DaemonInfo *di = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	if (!di) {
 		log_warn("the HTTPS server did not start (check the TLS certificate and key)");
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	struct loop_watch w_mhd, w_sig, w_ctl;
+	if (sfd < 0 || loop_watch(f->loop, &w_mhd, di->epoll_fd, EPOLLIN, on_mhd, d) < 0 ||
+	    loop_watch(f->loop, &w_sig, sfd, EPOLLIN, on_signal, f) < 0 ||
+	    loop_watch(f->loop, &w_ctl, f->ctl, EPOLLIN, on_ctl, f) < 0) {
+		log_warn("the front's event loop could not start: %s", strerror(errno));
 		return 1;
 	}
 	char one = 1;
 	(void)!write(ready_fd, &one, 1);
 	close(ready_fd);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	for (;;) {
-		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = f->ctl, .events = POLLIN}};
-		int n = poll(p, 2, 1000);
-		unsigned cut = connguard_sweep(f->guard);
-		if (cut)
-			log_info("cut %u connection(s) that showed no verified certificate within %d s", cut,
-			         UNVERIFIED_DEADLINE_S);
-		if (n <= 0)
-			continue;
-		if (p[0].revents)
-			break;
-		if (p[1].revents & POLLIN)
-			take_audit_fd(f);
-		else if (p[1].revents)
-			break; /* the launcher is gone */
-	}
-	/* The launcher stopped every run before telling us; let the last
-	 * replies (503) leave before the connections are shut down. */
+	while (!stopping)
+		turn(f, d, -1);
+
+	/* The launcher stopped every run before telling us: what waits for a
+	 * person or a slot gets a 503, the runs' replies get a second to come
+	 * (503s from the launcher), the rest a 503 of ours; then a moment for
+	 * the last replies to leave.  No connection may stay suspended when
+	 * libmicrohttpd stops. */
 	MHD_quiesce_daemon(d);
-	for (int i = 0; i < 50 && atomic_load(&f->runs) > 0; i++)
-		usleep(20000);
-	usleep(100000);
+	loop_unwatch(f->loop, &w_ctl);
+	runflow_stop_all(f, false);
+	turn_for(f, d, 1000, true);
+	runflow_stop_all(f, true);
+	turn_for(f, d, 100, false);
 	MHD_stop_daemon(d);
 	connguard_free(f->guard);
 	return 0;

@@ -34,11 +34,13 @@ struct front {
 	int audit_fd;
 	uid_t uid;              /* the front's own uid */
 	pid_t launcher_pid;     /* our parent: the front dies with it */
-	atomic_uint runs;       /* runs in flight (runq.h holds the slots) */
+	unsigned runs;          /* runs holding a slot (runq.h) */
 	struct approvals *approvals; /* runs waiting for a person */
 	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
 	struct jobs *jobs;           /* runs started with POST /v0/jobs (jobs.c) */
+	struct loop *loop;           /* the one event loop (loop.h) */
+	struct runflow *flows;       /* run requests in progress (runflow.h) */
 };
 
 struct scrub_sources;
@@ -48,7 +50,8 @@ struct scrub_sources;
  * `ready_fd` gets one byte once the server listens.  Returns exit code. */
 int front_main(struct front *f, struct scrub_sources *src, int ready_fd);
 
-/* http.c: start/stop the libmicrohttpd server on f->listen_fd. */
+/* http.c: the libmicrohttpd server on f->listen_fd, in external epoll
+ * mode (front.c runs it from f->loop). */
 struct MHD_Daemon *http_start(struct front *f);
 
 #endif

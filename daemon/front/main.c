@@ -28,6 +28,7 @@
 #include "jobs.h"
 #include "lockdown.h"
 #include "log.h"
+#include "loop.h"
 #include "runq.h"
 #include "scrub.h"
 #include "scrub_vault.h"
@@ -89,13 +90,15 @@ int main(int argc, char **argv)
 	close(HANDOVER_FD_DOC);
 	log_set_verbose(h.verbose);
 	size_t key_len = 0;
+	struct loop *loop = loop_new();
 	struct front f = {
 		.cfg = &cfg, .profiles = &profiles, .uid = h.uid, .launcher_pid = h.launcher_pid,
 		.vault_keys = h.vault_keys, .policy_json = h.policy_json, .profiles_json = h.profiles_json,
 		.tls_ca = h.tls_ca, .tls_cert = h.tls_cert,
 		.tls_key = handover_slurp(HANDOVER_FD_TLS_KEY, PEM_MAX, &key_len),
 		.ctl = HANDOVER_FD_CTL, .listen_fd = HANDOVER_FD_LISTEN, .audit_fd = HANDOVER_FD_AUDIT,
-		.approvals = approvals_new(cfg.max_runs * 4), .runq = runq_new(cfg.max_runs, cfg.queue_max),
+		.loop = loop, .approvals = loop ? approvals_new(loop, cfg.max_runs * 4) : NULL,
+		.runq = loop ? runq_new(loop, cfg.max_runs, cfg.queue_max) : NULL,
 		.jobs = jobs_new(cfg.max_jobs, cfg.job_retain_s),
 	};
 	snprintf(f.policy_hash, sizeof(f.policy_hash), "%s", h.policy_hash);
