@@ -45,6 +45,7 @@ START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout
                  cgsetup.c sandbox_filter.c uidrange.c)
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c notify.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
+ASRUN_SRCS  := $(addprefix daemon/asrun/,actor_serve.c sandbox_run.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
                  http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c reply.c request.c runflow.c \
                  runq.c tls.c)
@@ -55,16 +56,17 @@ ROOT_FILTER_SRCS := daemon/filter/scrub_detect.c daemon/filter/scrub_vault.c
 # includes a front header does not compile.
 INC_common := common
 INC_filter := common filter
-INC_root   := common root filter
+INC_root   := common root asrun filter
+INC_asrun  := common asrun root
 INC_start  := common root start filter
 INC_front  := common front filter
-INC_ALL    := -iquote daemon/common -iquote daemon/root -iquote daemon/start -iquote daemon/front -iquote daemon/filter
+INC_ALL    := -iquote daemon/common -iquote daemon/root -iquote daemon/asrun -iquote daemon/start -iquote daemon/front -iquote daemon/filter
 
-SHARNESSD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(START_SRCS) $(ROOT_SRCS) $(COMMON_SRCS) $(ROOT_FILTER_SRCS))
+SHARNESSD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(COMMON_SRCS) $(ROOT_FILTER_SRCS))
 FRONT_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(FRONT_SRCS) $(FILTER_SRCS) $(COMMON_SRCS))
 # Every daemon object but the two mains, for the unit tests and benchmarks.
 DAEMON_LIB_SRCS := $(filter-out daemon/start/main.c daemon/front/main.c,$(COMMON_SRCS) $(START_SRCS) \
-                     $(ROOT_SRCS) $(FRONT_SRCS) $(FILTER_SRCS))
+                     $(ROOT_SRCS) $(ASRUN_SRCS) $(FRONT_SRCS) $(FILTER_SRCS))
 DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:%.c=$(BUILD)/%.o)
 DAEMON_LIB      := $(BUILD)/libsharnessd.a
 UNIT_SRCS       := $(sort $(wildcard tests/unit/test_*.c))
@@ -169,4 +171,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(patsubst %.c,$(BUILD)/%.d,$(COMMON_SRCS) $(START_SRCS) $(ROOT_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(patsubst %.c,$(BUILD)/%.d,$(COMMON_SRCS) $(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)

@@ -64,8 +64,4 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec);
 /* Kill and reap the actor, if one was started. */
 void actor_stop(struct actor *a);
 
-/* The name tests, exported for the unit tests. */
-bool actor_name_is_git(const char *name, size_t len);
-bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees);
-
 #endif

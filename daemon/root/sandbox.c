@@ -4,7 +4,9 @@
  * We are the init (pid 1) of a fresh pid namespace, in fresh mount, ipc, uts
  * and net namespaces, still root.  Each step below says why it is where it
  * is.  A failing step reports {step, errno} on the status pipe and exits:
- * the supervisor turns that into a clear error, never a weaker run.
+ * the supervisor turns that into a clear error, never a weaker run.  The
+ * steps after the switch to the run's uid (the last locks, the job, the
+ * command) are asrun/sandbox_run.c: they no longer run as root.
  */
 #include "sandbox.h"
 
@@ -19,39 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <linux/openat2.h>
-
 #include "errmsg.h"
-#include "landlock.h"
 #include "mount.h"
 #include "ns.h"
-#include "privsep.h"
-#include "seccomp.h"
 
-enum step {
-	STEP_PDEATHSIG,
-	STEP_WAIT_CGROUP,
-	STEP_CGROUP_NS,
-	STEP_HOSTNAME,
-	STEP_LOOPBACK,
-	STEP_MOUNTS,
-	STEP_CMDLINE,
-	STEP_CAPS,
-	STEP_IDS,
-	STEP_DUMPABLE,
-	STEP_NO_NEW_PRIVS,
-	STEP_LANDLOCK,
-	STEP_SECCOMP,
-	STEP_JOB,
-	STEP_FORK,
-	STEP_COUNT
-};
+
 
 static const char *const step_names[STEP_COUNT] = {
 	[STEP_PDEATHSIG] = "tie the sandbox's life to its supervisor",
@@ -76,7 +54,7 @@ const char *sandbox_step_name(int step)
 	return step >= 0 && step < STEP_COUNT ? step_names[step] : "unknown step";
 }
 
-static noreturn void fail(const struct sandbox_spec *s, enum step step)
+noreturn void sandbox_fail(const struct sandbox_spec *s, int step)
 {
 	struct sandbox_status st = {.kind = SANDBOX_STATUS_SETUP_FAILED, .step = step, .err = errno};
 	/* The two steps that make many calls name the one that failed. */
@@ -148,132 +126,6 @@ static int switch_ids(uid_t uid)
 	return 0;
 }
 
-static int apply_landlock(const struct sandbox_spec *s)
-{
-	const struct profile *p = s->profile;
-	struct landlock_path paths[16 + 4 * PROFILE_LIST_MAX];
-	char exec_dirs[PROFILE_LIST_MAX][4096];
-	size_t n = 0;
-	struct stat st;
-	unsigned ws = LANDLOCK_GRANT_READ | (p->workspace_write ? LANDLOCK_GRANT_WRITE : 0);
-
-	/* Listing is harmless: everything in the view is meant to be seen, and
-	 * file contents stay governed by the rules below (`ls /` works). */
-	paths[n++] = (struct landlock_path){"/", LANDLOCK_GRANT_LIST};
-	paths[n++] = (struct landlock_path){"/usr", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	paths[n++] = (struct landlock_path){"/etc", LANDLOCK_GRANT_READ};
-	paths[n++] = (struct landlock_path){"/dev", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE | LANDLOCK_GRANT_DEV};
-	paths[n++] = (struct landlock_path){"/proc", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
-	paths[n++] = (struct landlock_path){"/tmp", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE |
-	                                                (p->tmp_exec ? LANDLOCK_GRANT_EXEC : 0)};
-	paths[n++] = (struct landlock_path){SANDBOX_HOME, LANDLOCK_GRANT_READ};
-	if (stat("/opt", &st) == 0)
-		paths[n++] = (struct landlock_path){"/opt", LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
-	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
-		if (lstat(top[i], &st) == 0 && S_ISDIR(st.st_mode))
-			paths[n++] = (struct landlock_path){top[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	paths[n++] = (struct landlock_path){s->workspace, ws};
-	/* Exec only where mount.c bound an exec subpath: resolved the same way,
-	 * no symlink on the way, so a planted link cannot move the grant. */
-	int wsfd = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; wsfd >= 0 && i < p->n_workspace_exec; i++) {
-		int fd = mount_open_beneath(wsfd, p->workspace_exec[i], RESOLVE_NO_SYMLINKS);
-		if (fd < 0)
-			continue;
-		close(fd);
-		snprintf(exec_dirs[i], sizeof(exec_dirs[i]), "%s/%s", s->workspace, p->workspace_exec[i]);
-		paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
-	}
-	if (wsfd >= 0)
-		close(wsfd);
-	for (size_t i = 0; i < p->n_read_paths; i++)
-		paths[n++] = (struct landlock_path){p->read_paths[i], LANDLOCK_GRANT_READ};
-	for (size_t i = 0; i < p->n_write_paths; i++)
-		paths[n++] = (struct landlock_path){p->write_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
-	for (size_t i = 0; i < p->n_exec_paths; i++)
-		paths[n++] = (struct landlock_path){p->exec_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	return landlock_apply(paths, n, (uint16_t)s->proxy_port);
-}
-
-struct job {
-	struct sandbox_job h;
-	char *cwd, *cmd;
-	char *envp[SANDBOX_ENV_MAX + 1];
-};
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Read the job.  The supervisor validated it; we still bound every length
- * and check the shape, as the launcher does for the front.  Returns 1, 0 for
- * a quiet EOF (no job will come), -1 for a malformed job. */
-static int read_job(int fd, struct job *j)
-{
-	ssize_t n = read(fd, &j->h, sizeof(j->h));
-	if (n == 0)
-		return 0;
-	if (n != (ssize_t)sizeof(j->h) || j->h.cwd_len == 0 || j->h.cwd_len >= RUN_CWD_MAX ||
-	    j->h.cmd_len == 0 || j->h.cmd_len > RUN_CMD_MAX || j->h.env_len > SANDBOX_ENV_BYTES_MAX ||
-	    j->h.env_count > SANDBOX_ENV_MAX || j->h.has_stdin > 1)
-		return errno = EPROTO, -1;
-	size_t total = (size_t)j->h.cwd_len + j->h.cmd_len + j->h.env_len;
-	char *buf = malloc(total + 2);
-	if (!buf || read_all(fd, buf, total) < 0)
-		return errno = EPROTO, -1;
-	memmove(buf + j->h.cwd_len + 1, buf + j->h.cwd_len, (size_t)j->h.cmd_len + j->h.env_len);
-	buf[j->h.cwd_len] = '\0';
-	j->cwd = buf;
-	j->cmd = buf + j->h.cwd_len + 1;
-	char *env = j->cmd + j->h.cmd_len;
-	memmove(env + 1, env, j->h.env_len);
-	*env++ = '\0';
-	size_t off = 0, k = 0;
-	while (off < j->h.env_len && k < j->h.env_count) {
-		size_t len = strnlen(env + off, j->h.env_len - off);
-		if (off + len >= j->h.env_len)
-			return errno = EPROTO, -1;
-		j->envp[k++] = env + off;
-		off += len + 1;
-	}
-	if (k != j->h.env_count || off != j->h.env_len)
-		return errno = EPROTO, -1;
-	j->envp[k] = NULL;
-	return 1;
-}
-
-static noreturn void exec_command(const struct sandbox_spec *s, const struct job *j)
-{
-	/* A new session: the command has no controlling terminal to inject into. */
-	setsid();
-	int in = j->h.has_stdin ? s->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (in < 0 || dup2(in, 0) < 0 || dup2(s->stdout_fd, 1) < 0 || dup2(s->stderr_fd, 2) < 0)
-		_exit(126);
-	/* Only 0, 1 and 2 reach the command (runc CVE-2024-21626). */
-	close_range(3, ~0U, 0);
-	signal(SIGPIPE, SIG_DFL);
-	if (chdir(j->cwd) < 0) {
-		dprintf(2, "sharness: cannot enter %s: %s\n", j->cwd, strerror(errno));
-		_exit(126);
-	}
-	char *const argv[] = {"bash", "-c", j->cmd, NULL};
-	execve("/bin/bash", argv, j->envp);
-	dprintf(2, "sharness: cannot run /bin/bash: %s\n", strerror(errno));
-	_exit(127);
-}
-
 noreturn void sandbox_child(const struct sandbox_spec *s)
 {
 	char c;
@@ -286,112 +138,37 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	/* If the supervisor dies, the init dies, and with it the namespace.
 	 * (getppid() is 0 here: the parent is outside our pid namespace.) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fail(s, STEP_PDEATHSIG);
+		sandbox_fail(s, STEP_PDEATHSIG);
 	/* The supervisor attaches us to the run's cgroup, then sends one byte:
 	 * nothing of the run may start outside its pids limit.  EOF without
 	 * the byte means the supervisor died before PDEATHSIG was armed. */
 	if (read(s->sync_fd, &c, 1) != 1)
-		fail(s, STEP_WAIT_CGROUP);
+		sandbox_fail(s, STEP_WAIT_CGROUP);
 	/* After the attach, so the run sees its own cgroup as the root. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
-		fail(s, STEP_CGROUP_NS);
+		sandbox_fail(s, STEP_CGROUP_NS);
 	if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0)
-		fail(s, STEP_HOSTNAME);
+		sandbox_fail(s, STEP_HOSTNAME);
 	if (ns_loopback_up() < 0)
-		fail(s, STEP_LOOPBACK);
+		sandbox_fail(s, STEP_LOOPBACK);
 	/* Needs root in the mount namespace; private /proc needs the new pid ns. */
 	if (mount_build(s) < 0)
-		fail(s, STEP_MOUNTS);
+		sandbox_fail(s, STEP_MOUNTS);
 	if (hide_cmdline() < 0)
-		fail(s, STEP_CMDLINE);
+		sandbox_fail(s, STEP_CMDLINE);
 	/* No core files: they would land in the workspace, or feed a host-side
 	 * core_pattern helper. */
 	struct rlimit nocore = {0, 0};
 	if (setrlimit(RLIMIT_CORE, &nocore) < 0 || drop_bounding_set() < 0)
-		fail(s, STEP_CAPS);
+		sandbox_fail(s, STEP_CAPS);
 	if (switch_ids(s->uid) < 0)
-		fail(s, STEP_IDS);
+		sandbox_fail(s, STEP_IDS);
 	/* A uid change clears the parent-death signal (prctl(2)): arm it again,
 	 * then make sure the supervisor did not die in between (it holds the
 	 * sync pipe's write end until the run is over: POLLHUP = gone). */
 	struct pollfd alive = {.fd = s->sync_fd, .events = POLLIN};
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&alive, 1, 0) != 0)
-		fail(s, STEP_PDEATHSIG);
+		sandbox_fail(s, STEP_PDEATHSIG);
 	close(s->sync_fd);
-	/* The init is a copy of the root launcher's memory: no process of the
-	 * run may read it through /proc/1/mem or attach to it, whatever
-	 * fs.suid_dumpable says (the uid change above reset the flag from it).
-	 * The command itself is exec'd and dumpable again, as usual. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		fail(s, STEP_DUMPABLE);
-	/* Creation modes are `mode & ~umask`: with S_IWOTH in the umask, and
-	 * seccomp refusing a umask without it (seccomp.c, add_mode_rules), no
-	 * file, directory, FIFO or socket the run makes is world-writable. */
-	umask(022);
-	/* Landlock and an unprivileged seccomp filter both require it. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		fail(s, STEP_NO_NEW_PRIVS);
-	/* After the mounts (the paths it names must be the sandbox's). */
-	if (apply_landlock(s) < 0)
-		fail(s, STEP_LANDLOCK);
-	/* Last: it forbids mount and the rest of what the steps above used.
-	 * Its listener answers umask() (seccomp.c): it travels to the
-	 * supervisor with the ready message (SCM_RIGHTS on the status socket;
-	 * pidfd_getfd would need CAP_SYS_PTRACE, since the init is
-	 * undumpable, and the unit does not grant it).  We close our copy. */
-	int listener = seccomp_apply_listener(s->seccomp);
-	if (listener < 0)
-		fail(s, STEP_SECCOMP);
-	struct sandbox_status ready = {.kind = SANDBOX_STATUS_READY, .err = 0};
-	if (privsep_send(s->status_fd, &ready, sizeof(ready), &listener, 1) < 0)
-		fail(s, STEP_SECCOMP);
-	close(listener);
-
-	/* Every lock is in place; now wait for what to run.  A sandbox built
-	 * ahead of its request waits here, used once or never. */
-	struct job job;
-	int got = read_job(s->job_fd, &job);
-	if (got == 0)
-		_exit(0);
-	if (got < 0)
-		fail(s, STEP_JOB);
-	close(s->job_fd);
-
-	/* vfork: the child only sets up fds and execs, so sharing our memory
-	 * is safe, and it saves copying the page tables of a process that was
-	 * forked from the daemon. */
-	pid_t cmd = vfork(); // NOLINT(bugprone-unsafe-functions): only fd, cwd and exec calls, see above
-	if (cmd < 0)
-		fail(s, STEP_FORK);
-	if (cmd == 0)
-		exec_command(s, &job); // NOLINT(clang-analyzer-unix.Vfork): only fd, cwd and exec calls, see above
-	close(s->stdin_fd);
-	close(s->stdout_fd);
-	close(s->stderr_fd);
-
-	/* Reap everything (orphans are re-parented to us) until the command
-	 * itself exits. */
-	struct sandbox_status st = {.kind = SANDBOX_STATUS_EXIT};
-	for (;;) {
-		int ws;
-		pid_t r = waitpid(-1, &ws, 0);
-		if (r == cmd) {
-			st.wstatus = ws;
-			break;
-		}
-		if (r < 0 && errno != EINTR) {
-			st.wstatus = 127 << 8;
-			break;
-		}
-	}
-	/* Then end what the command left behind (daemonized, setsid'd,
-	 * double-forked: all are in our pid namespace and re-parented to us)
-	 * and reap until nothing but us is left, so that when the supervisor
-	 * reads our status no process of the run runs any more.  kill(-1) in
-	 * a pid namespace reaches every process in it but its init. */
-	kill(-1, SIGKILL);
-	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-		;
-	(void)!write(s->status_fd, &st, sizeof(st));
-	_exit(0);
+	sandbox_as_run(s); /* the run's uid from here: asrun/sandbox_run.c */
 }

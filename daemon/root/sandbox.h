@@ -62,11 +62,35 @@ struct sandbox_status {
 };
 
 /* Human name of setup step `step` ("mount the new root", ...). */
+/* The steps of the sandbox child, in order (what a SETUP_FAILED status names). */
+enum sandbox_step {
+	STEP_PDEATHSIG,
+	STEP_WAIT_CGROUP,
+	STEP_CGROUP_NS,
+	STEP_HOSTNAME,
+	STEP_LOOPBACK,
+	STEP_MOUNTS,
+	STEP_CMDLINE,
+	STEP_CAPS,
+	STEP_IDS,
+	STEP_DUMPABLE,
+	STEP_NO_NEW_PRIVS,
+	STEP_LANDLOCK,
+	STEP_SECCOMP,
+	STEP_JOB,
+	STEP_FORK,
+	STEP_COUNT
+};
+
 const char *sandbox_step_name(int step);
+/* Report `step` failed (with errno) on the status pipe and exit. */
+noreturn void sandbox_fail(const struct sandbox_spec *s, int step);
 
 /* Never returns: exits when the command has exited (the pid namespace dies
  * with it), after reporting a setup failure on status_fd, or quietly when
  * the job pipe closes without a job (a prepared sandbox nobody needed). */
 noreturn void sandbox_child(const struct sandbox_spec *s);
+/* The child's steps after the switch to the run's uid (asrun/sandbox_run.c). */
+noreturn void sandbox_as_run(const struct sandbox_spec *s);
 
 #endif

@@ -3,7 +3,7 @@
  * git would take for a repository, and where it guards.  The actor itself,
  * in a real sandbox, is tested end to end (tests/e2e/sandbox.sh ".git: ...").
  */
-#include "actor.h"
+#include "actor_serve.h"
 #include "harness.h"
 
 #include <string.h>

@@ -1,0 +1,527 @@
+/*
+ * actor_serve.c - the file actor's request loop (root/actor.c says why it
+ * exists and what it refuses): it runs as the run, never as root.
+ *
+ * root/actor.c forks it and, before anything here runs, chroots it into
+ * the run's root and drops it to the run's uid and gid with no capability,
+ * no_new_privs and not dumpable.  From then on it reads one request at a
+ * time from the supervisor over a socketpair (lengths and terminators
+ * checked), resolves the parent directory once, asks the kernel where it
+ * really is, and acts on that descriptor.
+ *
+ * Trust: the requests carry the run's own paths, copied by the supervisor
+ * out of the run's memory: hostile.  Its rights are the run's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actor.h"
+#include "actor_serve.h"
+#include "privsep.h"
+#include "profile.h"
+#include "sandbox.h"
+
+#define LINK_DEPTH_MAX 40 /* as the kernel's MAXSYMLINKS */
+
+static int hostproc = -1; /* the host's /proc, opened by root before the chroot */
+static const char *guarded[1 + PROFILE_LIST_MAX]; /* the workspace and write paths */
+static size_t n_guarded;
+static const char *writable[1 + PROFILE_LIST_MAX]; /* where the run's Landlock lets it write */
+static size_t n_writable;
+static dev_t tmp_dev, shm_dev; /* and the run's private /tmp and /dev/shm, by device: a
+                                * workspace below /tmp is mounted over it */
+
+/* A FIFO (or a socket file) opens for writing even on a read-only mount,
+ * where only Landlock stops a run: the actor, outside the run's domain,
+ * checks it here.  Otherwise an analyse run could write into a FIFO of
+ * the person's or of a build run in the workspace: a channel. */
+static bool in_writable(int fd)
+{
+	char link[32], real[PATH_MAX];
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return false;
+	real[n] = '\0';
+	if (real[0] != '/')
+		return true; /* a pipe or socket the run already holds (/proc/PID/fd) */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_dev == tmp_dev || st.st_dev == shm_dev))
+		return true;
+	for (size_t i = 0; i < n_writable; i++) {
+		size_t l = strlen(writable[i]);
+		while (l > 1 && writable[i][l - 1] == '/')
+			l--;
+		if (strncmp(real, writable[i], l) == 0 && (real[l] == '/' || real[l] == '\0'))
+			return true;
+	}
+	return false;
+}
+static bool refused;       /* the last request was refused by a check here ... */
+static const char *refused_why; /* ... for this reason */
+static int refused_kind;        /* 1 a .git, 2 a mode */
+
+static int refuse(int err)
+{
+	refused = true;
+	refused_kind = 1;
+	refused_why = "it would create or change a .git";
+	return -err;
+}
+
+/* No setuid or setgid file, no chmod o+w (seccomp.c says why): the modes
+ * are checked here since these calls all come here. */
+static int refuse_mode(mode_t mode, bool chmod_call)
+{
+	if (!(mode & (S_ISUID | S_ISGID)) && !(chmod_call && (mode & S_IWOTH)))
+		return 0;
+	refused = true;
+	refused_kind = 2;
+	refused_why = chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode";
+	return -EPERM;
+}
+
+static const char *op_name(uint32_t op)
+{
+	static const char *const names[] = {"?", "open", "mkdir", "mknod", "symlink", "link",
+	                                    "rename", "unlink", "truncate", "chmod", "fchmod"};
+	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
+}
+
+/* Would git take an entry of this name for a repository (or its alias)? */
+bool actor_name_is_git(const char *name, size_t len)
+{
+	if (len >= 4 && strncasecmp(name, ".git", 4) == 0) {
+		for (size_t i = 4; i < len; i++)
+			if (name[i] != '.' && name[i] != ' ')
+				return false;
+		return true;
+	}
+	return len == 5 && strncasecmp(name, "git~1", 5) == 0;
+}
+
+static bool under(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+	while (n > 1 && tree[n - 1] == '/')
+		n--;
+	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Is `path` (absolute, as the kernel prints it) in a tree we guard - a
+ * workspace or a write path of the profile, whatever lies above it - and
+ * is one of its components below that tree a .git?  The private /tmp and
+ * /dev/shm are not guarded (gone with the run). */
+bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
+{
+	size_t skip = SIZE_MAX;
+	for (size_t i = 0; i < n_trees; i++)
+		if (trees[i] && under(path, trees[i])) {
+			size_t n = strlen(trees[i]);
+			skip = skip == SIZE_MAX || n < skip ? n : skip;
+		}
+	if (skip == SIZE_MAX)
+		return false;
+	for (const char *p = path + skip; *p;) {
+		while (*p == '/')
+			p++;
+		size_t len = strcspn(p, "/");
+		if (len && actor_name_is_git(p, len))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+static bool fd_in_git(int fd)
+{
+	char link[32], real[PATH_MAX];
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return true; /* cannot tell: refuse */
+	real[n] = '\0';
+	/* "pipe:[N]", "socket:[N]", "anon_inode:...": in no directory at all. */
+	return real[0] == '/' && actor_path_in_git(real, guarded, n_guarded);
+}
+
+/* Reopen an O_PATH descriptor as a real one: the same inode, no lookup. */
+static int reopen(int pathfd, int flags)
+{
+	char link[32];
+	snprintf(link, sizeof(link), "self/fd/%d", pathfd);
+	return openat(hostproc, link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
+}
+
+/* Split `path` into its parent (opened O_PATH, beneath `base`) and its
+ * last component, copied to `name`.  Trailing slashes are dropped. */
+static int open_parent(int base, const char *path, char *name, size_t namelen, bool *trailing_slash)
+{
+	char buf[PATH_MAX];
+	size_t len = strnlen(path, sizeof(buf));
+	if (len == 0)
+		return -ENOENT;
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	*trailing_slash = false;
+	while (len > 1 && buf[len - 1] == '/') {
+		buf[--len] = '\0';
+		*trailing_slash = true;
+	}
+	char *slash = strrchr(buf, '/');
+	const char *last = slash ? slash + 1 : buf;
+	if (strlen(last) >= namelen)
+		return -ENAMETOOLONG;
+	snprintf(name, namelen, "%s", last);
+	const char *dir = ".";
+	if (slash == buf)
+		dir = "/";
+	else if (slash) {
+		*slash = '\0';
+		dir = buf;
+	}
+	int fd = openat(base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The checks for a new or changed entry `name` in directory `dir`. */
+static int check_entry(int dir, const char *name, bool creating)
+{
+	if (fd_in_git(dir))
+		return refuse(EROFS);
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0;
+	if (actor_name_is_git(name, strlen(name))) {
+		/* In a free tree (a throw-away repository in /tmp) anything goes. */
+		char link[32], real[PATH_MAX];
+		snprintf(link, sizeof(link), "self/fd/%d", dir);
+		ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 20);
+		if (n > 0) {
+			memcpy(real + n, "/.git", sizeof("/.git")); /* room: 20 bytes were kept */
+			if (!actor_path_in_git(real, guarded, n_guarded))
+				return 0;
+		}
+		return refuse(creating ? EPERM : EROFS);
+	}
+	return 0;
+}
+
+/* open(2) with write access or O_CREAT: returns the new fd or -errno. */
+static int act_open(int base, const char *path, int flags, mode_t mode, int depth)
+{
+	char name[NAME_MAX + 1];
+	bool slash;
+	if (flags & O_PATH) { /* no write, no creation: as the kernel would */
+		int fd = openat(base, path, flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	int dir = open_parent(base, path, name, sizeof(name), &slash);
+	if (dir < 0)
+		return dir;
+	int rc;
+	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
+		/* An unnamed file in the directory `path` itself. */
+		int at = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		rc = at < 0 ? -errno : fd_in_git(at) ? refuse(EROFS) : 0;
+		if (rc == 0 && (rc = openat(at, ".", flags | O_CLOEXEC, mode)) < 0)
+			rc = -errno;
+		if (at >= 0)
+			close(at);
+		close(dir);
+		return rc;
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		int cur = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (cur >= 0) {
+			struct stat st;
+			if (fstat(cur, &st) < 0) {
+				rc = -errno;
+				close(cur);
+				break;
+			}
+			if (S_ISLNK(st.st_mode)) {
+				close(cur);
+				if (flags & O_NOFOLLOW) {
+					rc = (flags & O_CREAT) && (flags & O_EXCL) ? -EEXIST : -ELOOP;
+					break;
+				}
+				if ((flags & O_CREAT) && (flags & O_EXCL)) {
+					rc = -EEXIST;
+					break;
+				}
+				if (depth >= LINK_DEPTH_MAX) {
+					rc = -ELOOP;
+					break;
+				}
+				struct statfs sfs;
+				if (fstatfs(dir, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC) {
+					/* A /proc/PID/fd entry (`> /dev/stdout`): a magic
+					 * link, which only the kernel can follow. */
+					cur = openat(dir, name, O_PATH | O_CLOEXEC);
+					if (cur < 0)
+						rc = -errno;
+					else if (fd_in_git(cur))
+						rc = refuse(EROFS);
+					else if ((rc = reopen(cur, flags)) < 0)
+						rc = -errno;
+					if (cur >= 0)
+						close(cur);
+					break;
+				}
+				char target[PATH_MAX];
+				ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
+				if (n < 0) {
+					rc = -errno;
+					break;
+				}
+				target[n] = '\0';
+				rc = act_open(dir, target, flags, mode, depth + 1);
+				break;
+			}
+			if ((flags & O_CREAT) && (flags & O_EXCL)) {
+				close(cur);
+				rc = -EEXIST;
+				break;
+			}
+			if (fd_in_git(cur)) {
+				close(cur);
+				rc = refuse(EROFS);
+				break;
+			}
+			if ((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && !in_writable(cur)) {
+				close(cur);
+				rc = -EACCES; /* what the run's Landlock answers */
+				break;
+			}
+			rc = reopen(cur, flags);
+			if (rc < 0)
+				rc = -errno;
+			close(cur);
+			break;
+		}
+		if (errno != ENOENT || !(flags & O_CREAT)) {
+			rc = -errno;
+			break;
+		}
+		if (slash) {
+			rc = -EISDIR;
+			break;
+		}
+		if ((rc = check_entry(dir, name, true)) < 0)
+			break;
+		rc = openat(dir, name, flags | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (rc >= 0)
+			break;
+		rc = -errno;
+		if (rc != -EEXIST || (flags & O_EXCL))
+			break; /* else something appeared in between: look again */
+	}
+	close(dir);
+	return rc;
+}
+
+/* The entry `path` itself (not followed): its parent and name, checked. */
+static int entry_at(int base, const char *path, char *name, size_t namelen, bool creating)
+{
+	bool slash;
+	int dir = open_parent(base, path, name, namelen, &slash);
+	if (dir < 0)
+		return dir;
+	int rc = check_entry(dir, name, creating);
+	if (rc < 0) {
+		close(dir);
+		return rc;
+	}
+	return dir;
+}
+
+/* A file the call follows to (chmod, truncate, link's source). */
+static int target_of(int base, const char *path, bool follow)
+{
+	int fd = openat(base, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return -errno;
+	if (fd_in_git(fd)) {
+		close(fd);
+		return refuse(EROFS);
+	}
+	return fd;
+}
+
+static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
+{
+	char name[NAME_MAX + 1], name2[NAME_MAX + 1], link[32];
+	int base0 = fd0 >= 0 ? fd0 : AT_FDCWD, base1 = fd1 >= 0 ? fd1 : base0;
+	int rc = 0, d = -1, d2 = -1, t = -1;
+
+	umask(q->umask & 0777);
+	switch (q->op) {
+	case ACTOR_OPEN:
+		if ((q->flags & O_CREAT) || (q->flags & __O_TMPFILE) == __O_TMPFILE)
+			if ((rc = refuse_mode(q->mode, false)) < 0)
+				return rc;
+		rc = act_open(base0, q->a, q->flags, q->mode, 0);
+		if (rc >= 0) {
+			*out_fd = rc;
+			rc = 0;
+		}
+		return rc;
+	case ACTOR_MKDIR:
+		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+			return d;
+		rc = mkdirat(d, name, q->mode) < 0 ? -errno : 0;
+		break;
+	case ACTOR_MKNOD:
+		if ((rc = refuse_mode(q->mode, false)) < 0)
+			return rc;
+		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+			return d;
+		rc = mknodat(d, name, q->mode, (dev_t)q->len) < 0 ? -errno : 0;
+		break;
+	case ACTOR_SYMLINK: /* a: the link's text, b: where it is made */
+		if ((d = entry_at(base1, q->b, name, sizeof(name), true)) < 0)
+			return d;
+		rc = symlinkat(q->a, d, name) < 0 ? -errno : 0;
+		break;
+	case ACTOR_LINK: /* a: the existing file, b: the new name */
+		if ((t = target_of(base0, q->a, q->flags & AT_SYMLINK_FOLLOW)) < 0)
+			return t;
+		if ((d = entry_at(base1, q->b, name, sizeof(name), true)) < 0) {
+			rc = d;
+			d = -1;
+			break;
+		}
+		snprintf(link, sizeof(link), "self/fd/%d", t);
+		rc = linkat(hostproc, link, d, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+		break;
+	case ACTOR_RENAME:
+		if ((d = entry_at(base0, q->a, name, sizeof(name), false)) < 0)
+			return d;
+		if ((d2 = entry_at(base1, q->b, name2, sizeof(name2), true)) < 0) {
+			rc = d2;
+			d2 = -1;
+			break;
+		}
+		/* RENAME_EXCHANGE moves the destination too: both names count. */
+		if ((q->flags & RENAME_EXCHANGE) && (rc = check_entry(d2, name2, false)) < 0)
+			break;
+		rc = renameat2(d, name, d2, name2, (unsigned)q->flags) < 0 ? -errno : 0;
+		break;
+	case ACTOR_UNLINK:
+		if ((d = entry_at(base0, q->a, name, sizeof(name), false)) < 0)
+			return d;
+		rc = unlinkat(d, name, q->flags & AT_REMOVEDIR) < 0 ? -errno : 0;
+		break;
+	case ACTOR_TRUNCATE:
+		if ((t = target_of(base0, q->a, true)) < 0)
+			return t;
+		if ((d = reopen(t, O_WRONLY)) < 0)
+			rc = -errno;
+		else
+			rc = ftruncate(d, (off_t)q->len) < 0 ? -errno : 0;
+		break;
+	case ACTOR_CHMOD:
+		if ((rc = refuse_mode(q->mode, true)) < 0)
+			return rc;
+		if ((t = target_of(base0, q->a, !(q->flags & AT_SYMLINK_NOFOLLOW))) < 0)
+			return t;
+		snprintf(link, sizeof(link), "self/fd/%d", t);
+		rc = fchmodat(hostproc, link, q->mode, 0) < 0 ? -errno : 0;
+		break;
+	case ACTOR_FCHMOD:
+		if ((rc = refuse_mode(q->mode, true)) < 0)
+			return rc;
+		if (fd0 < 0)
+			return -EBADF;
+		if (fd_in_git(fd0))
+			return refuse(EROFS);
+		rc = fchmod(fd0, q->mode) < 0 ? -errno : 0;
+		break;
+	default:
+		rc = -ENOSYS;
+	}
+	if (d >= 0)
+		close(d);
+	if (d2 >= 0)
+		close(d2);
+	if (t >= 0)
+		close(t);
+	return rc;
+}
+
+/* The tables of what is guarded and writable, from the run's profile, and
+ * the private /tmp and /dev/shm by device (in the run's view already). */
+static void setup(int host_proc, const struct sandbox_spec *spec)
+{
+	hostproc = host_proc;
+	guarded[n_guarded++] = spec->workspace;
+	for (size_t i = 0; i < spec->profile->n_write_paths; i++)
+		guarded[n_guarded++] = spec->profile->write_paths[i];
+	if (spec->profile->workspace_write)
+		writable[n_writable++] = spec->workspace;
+	for (size_t i = 0; i < spec->profile->n_write_paths; i++)
+		writable[n_writable++] = spec->profile->write_paths[i];
+	struct stat tst;
+	if (stat("/tmp", &tst) == 0)
+		tmp_dev = tst.st_dev;
+	if (stat("/dev/shm", &tst) == 0)
+		shm_dev = tst.st_dev;
+}
+
+noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *spec)
+{
+	setup(host_proc, spec);
+	/* One word first: 0, ready (the drop before us worked). */
+	int ready = 0;
+	if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
+		_exit(1);
+	for (;;) {
+		struct actor_req q;
+		int fds[2];
+		ssize_t got = privsep_recv(sock, &q, sizeof(q), fds, 2);
+		if (got <= 0)
+			_exit(0);
+		struct actor_resp r = {.id = q.id, .cloexec = q.cloexec};
+		int out = -1;
+		if (got != (ssize_t)sizeof(q) || memchr(q.a, '\0', sizeof(q.a)) == NULL ||
+		    memchr(q.b, '\0', sizeof(q.b)) == NULL)
+			r.err = EINVAL;
+		else {
+			refused = false;
+			r.err = -do_request(&q, q.n_fds > 0 ? fds[0] : -1, q.n_fds > 1 ? fds[1] : -1, &out);
+		}
+		r.denied = refused && r.err != 0 ? refused_kind : 0;
+		if (r.denied)
+			snprintf(r.what, sizeof(r.what), "%s %.120s: %s", op_name(q.op),
+			         q.op == ACTOR_SYMLINK || q.op == ACTOR_LINK || q.op == ACTOR_RENAME ? q.b : q.a,
+			         refused_why);
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (privsep_send(sock, &r, sizeof(r), &out, out >= 0 ? 1 : 0) < 0)
+			_exit(1);
+		if (out >= 0)
+			close(out);
+	}
+}
+
