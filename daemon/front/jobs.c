@@ -9,11 +9,10 @@
  * job is its cap at most; a finished job gives back what it did not use,
  * and goes `retain_s` after it ended (looked at on every call: no timer).
  *
- * Locking: one mutex for the table and every job in it.  A running job is
- * never freed; its run thread stops touching it at job_finish.
+ * Everything runs on the front's loop thread: no lock.  A running job is
+ * never freed; its run stops touching it at job_finish.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,15 +41,14 @@ struct job {
 	time_t started_wall, ended_wall;
 	struct timespec ended;   /* monotonic: retention */
 	unsigned timeout_s;
-	int kill_w;              /* closed to kill the run */
-	pthread_mutex_t *mu;     /* the table's */
+	void (*kill)(void *arg); /* ends the run (its owner, runflow.c) */
+	void *kill_arg;
 	struct job_out out[2];
 	char *exit_json;         /* the exit record, once ended */
 	char *error_json;        /* or the error, when the run failed */
 };
 
 struct jobs {
-	pthread_mutex_t mu;
 	struct job *v[JOBS_TOTAL_MAX];
 	size_t n;
 	unsigned max_live, retain_s;
@@ -61,7 +59,6 @@ struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s)
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
-	pthread_mutex_init(&j->mu, NULL);
 	j->max_live = max_live_per_owner;
 	j->retain_s = retain_s;
 	return j;
@@ -85,11 +82,10 @@ void jobs_free(struct jobs *j)
 	for (size_t i = 0; i < j->n; i++)
 		if (!j->v[i]->running)
 			job_free(j->v[i]);
-	pthread_mutex_destroy(&j->mu);
 	free(j);
 }
 
-/* Finished jobs past their retention go.  Called with mu held. */
+/* Finished jobs past their retention go. */
 static void sweep(struct jobs *j)
 {
 	struct timespec now;
@@ -116,10 +112,9 @@ static struct job *find(struct jobs *j, const char *id, const char *owner_fp)
 }
 
 struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
-                     const char *profile, size_t out_cap, unsigned timeout_s, int kill_w, char *why,
+                     const char *profile, size_t out_cap, unsigned timeout_s, void (*kill)(void *arg), void *kill_arg, char *why,
                      size_t whylen)
 {
-	pthread_mutex_lock(&j->mu);
 	sweep(j);
 	unsigned live = 0;
 	for (size_t i = 0; i < j->n; i++)
@@ -148,8 +143,8 @@ struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const
 		b->running = true;
 		b->started_wall = time(NULL);
 		b->timeout_s = timeout_s;
-		b->kill_w = kill_w;
-		b->mu = &j->mu;
+		b->kill = kill;
+		b->kill_arg = kill_arg;
 		for (int i = 0; i < 2; i++) {
 			b->out[i].head_cap = out_cap - out_cap / 2;
 			b->out[i].tail_cap = out_cap / 2;
@@ -158,7 +153,6 @@ struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const
 	} else if (!why[0]) {
 		snprintf(why, whylen, "The front is out of memory.");
 	}
-	pthread_mutex_unlock(&j->mu);
 	return b;
 }
 
@@ -200,22 +194,17 @@ static void out_append(struct job_out *o, const char *buf, size_t len)
 void job_output(void *arg, int which, const char *buf, size_t len)
 {
 	struct job *b = arg;
-	pthread_mutex_lock(b->mu); /* the table's: readers hold it too, briefly */
 	out_append(&b->out[which ? 1 : 0], buf, len);
-	pthread_mutex_unlock(b->mu);
 }
 
-void job_finish(struct jobs *j, struct job *b, const char *exit_json, const char *error_json)
+void job_finish(struct job *b, const char *exit_json, const char *error_json)
 {
-	pthread_mutex_lock(&j->mu);
 	b->exit_json = exit_json ? strdup(exit_json) : NULL;
 	b->error_json = error_json ? strdup(error_json) : NULL;
 	b->running = false;
 	b->ended_wall = time(NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b->ended);
-	if (b->kill_w >= 0)
-		close(b->kill_w);
-	b->kill_w = -1;
+	b->kill = NULL;
 	/* What it did not use goes back (100 finished jobs keep memory flat). */
 	for (int i = 0; i < 2; i++) {
 		struct job_out *o = &b->out[i];
@@ -227,7 +216,6 @@ void job_finish(struct jobs *j, struct job *b, const char *exit_json, const char
 			}
 		}
 	}
-	pthread_mutex_unlock(&j->mu);
 }
 
 static void add_times(cJSON *o, const struct job *b)
@@ -267,7 +255,6 @@ static cJSON *summary(const struct job *b)
 
 char *jobs_status(struct jobs *j, const char *id, const char *owner_fp)
 {
-	pthread_mutex_lock(&j->mu);
 	sweep(j);
 	struct job *b = find(j, id, owner_fp);
 	char *out = NULL;
@@ -289,7 +276,6 @@ char *jobs_status(struct jobs *j, const char *id, const char *owner_fp)
 		out = cJSON_PrintUnformatted(o);
 		cJSON_Delete(o);
 	}
-	pthread_mutex_unlock(&j->mu);
 	return out;
 }
 
@@ -322,7 +308,6 @@ static size_t read_from(const struct job_out *o, uint64_t since, char *dst, size
 
 char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int which, uint64_t since)
 {
-	pthread_mutex_lock(&j->mu);
 	sweep(j);
 	struct job *b = find(j, id, owner_fp);
 	char *out = NULL;
@@ -364,13 +349,11 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 		free(clean);
 		free(buf);
 	}
-	pthread_mutex_unlock(&j->mu);
 	return out;
 }
 
 char *jobs_list(struct jobs *j, const char *owner_fp)
 {
-	pthread_mutex_lock(&j->mu);
 	sweep(j);
 	cJSON *o = cJSON_CreateObject();
 	cJSON *a = cJSON_AddArrayToObject(o, "jobs");
@@ -379,25 +362,21 @@ char *jobs_list(struct jobs *j, const char *owner_fp)
 			cJSON_AddItemToArray(a, summary(j->v[i]));
 	char *out = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	pthread_mutex_unlock(&j->mu);
 	return out;
 }
 
 int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, bool *ended)
 {
-	pthread_mutex_lock(&j->mu);
 	sweep(j);
 	struct job *b = find(j, id, owner_fp);
 	int rc = -1;
 	if (b) {
 		*ended = !b->running;
-		if (b->running && b->kill_w >= 0) {
-			b->killed = true;
-			close(b->kill_w); /* the run thread sees the hang-up and kills the run */
-			b->kill_w = -1;
-		}
 		rc = 0;
+		if (b->running && b->kill) {
+			b->killed = true;
+			b->kill(b->kill_arg); /* the run is killed, and job_finish called */
+		}
 	}
-	pthread_mutex_unlock(&j->mu);
 	return rc;
 }

@@ -24,15 +24,16 @@ struct job;
 struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s);
 void jobs_free(struct jobs *j);
 
-/* A new running job, or NULL with `why` (the owner's limit, the table's). */
+/* A new running job, or NULL with `why` (the owner's limit, the table's).
+ * jobs_kill calls `kill(kill_arg)` to end its run. */
 struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
-                     const char *profile, size_t out_cap, unsigned timeout_s, int kill_w, char *why,
-                     size_t whylen);
+                     const char *profile, size_t out_cap, unsigned timeout_s, void (*kill)(void *arg),
+                     void *kill_arg, char *why, size_t whylen);
 /* The run's output as it arrives (execute_env.output). */
 void job_output(void *job, int which, const char *buf, size_t len);
 /* The run ended: its exit record (a JSON object, copied), or NULL with
  * `error_json` when it failed; `killed` when DELETE ended it. */
-void job_finish(struct jobs *j, struct job *job, const char *exit_json, const char *error_json);
+void job_finish(struct job *job, const char *exit_json, const char *error_json);
 
 /* The answers of the API, as JSON (malloc'd), or NULL: no such job for
  * this owner.  jobs_output: `which` 0 stdout, 1 stderr. */

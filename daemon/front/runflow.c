@@ -55,8 +55,6 @@ struct runflow {
 	struct execute_env env;
 	struct live *live;            /* a stream's */
 	struct job *job;              /* a job's */
-	int kill_r;                   /* a job's: DELETE closes the other end */
-	struct loop_watch w_kill;
 	/* the client */
 	struct loop_watch w_client;
 	bool suspended;
@@ -115,9 +113,6 @@ static void maybe_free(struct runflow *fl)
 	if (fl->next)
 		fl->next->prev = fl->prev;
 	loop_unwatch(f->loop, &fl->w_client);
-	loop_unwatch(f->loop, &fl->w_kill);
-	if (fl->kill_r >= 0)
-		close(fl->kill_r);
 	if (fl->live)
 		live_release(fl->live);
 	if (fl->stream_resp)
@@ -169,7 +164,6 @@ static void fail(struct runflow *fl, const struct request_error *e)
 {
 	struct front *f = fl->f;
 	fl->step = STEP_DONE;
-	loop_unwatch(f->loop, &fl->w_kill); /* job_finish closes the kill pipe */
 	cJSON *line = fl->line;
 	fl->line = NULL;
 	http_audit(f, &fl->peer, fl->method, fl->url, (unsigned)e->status, e->code, line);
@@ -177,7 +171,7 @@ static void fail(struct runflow *fl, const struct request_error *e)
 		/* A job answered 202 long ago: the error is kept for GET (none
 		 * when DELETE killed it: 499, output kept). */
 		char *j = e->status == 499 ? NULL : reply_error_json(e, false);
-		job_finish(f->jobs, fl->job, NULL, j ? j : (e->status == 499 ? NULL : "{}"));
+		job_finish(fl->job, NULL, j ? j : (e->status == 499 ? NULL : "{}"));
 		free(j);
 	} else if (fl->live) { /* the stream began: its last event */
 		char *j = reply_error_json(e, true);
@@ -216,7 +210,6 @@ static void on_finished(void *arg, int rc, struct run_result *res, const struct 
 	struct runflow *fl = arg;
 	struct front *f = fl->f;
 	fl->ex = NULL;
-	loop_unwatch(f->loop, &fl->w_kill);
 	if (rc < 0) {
 		fail(fl, e);
 		return;
@@ -240,7 +233,7 @@ static void on_finished(void *arg, int rc, struct run_result *res, const struct 
 		free(body);
 		loop_unwatch(f->loop, &fl->w_client);
 	} else if (fl->job) {
-		job_finish(f->jobs, fl->job, body, NULL);
+		job_finish(fl->job, body, NULL);
 		free(body);
 	} else {
 		set_reply(fl, 200, body, NULL, NULL);
@@ -255,12 +248,11 @@ static void on_released(void *arg)
 	maybe_free(fl);
 }
 
-static void on_job_killed(struct loop_watch *w, uint32_t revents)
+/* DELETE /v0/jobs/ID (jobs_kill): the run is killed, its output kept. */
+static void on_job_killed(void *arg)
 {
-	struct runflow *fl = w->arg;
+	struct runflow *fl = arg;
 	struct request_error e;
-	(void)revents;
-	loop_unwatch(fl->f->loop, &fl->w_kill);
 	execute_abort(fl->ex); /* the run's channel closes: the supervisor kills it */
 	fl->ex = NULL;
 	give_back_slot(fl);
@@ -268,27 +260,20 @@ static void on_job_killed(struct loop_watch *w, uint32_t revents)
 	fail(fl, &e);
 }
 
-/* A job: its table entry and the pipe DELETE closes. */
+/* A job: its table entry, which DELETE can kill. */
 static int add_job(struct runflow *fl, struct request_error *e)
 {
 	struct front *f = fl->f;
 	char why[200] = "";
-	int kp[2] = {-1, -1};
-	if (pipe2(kp, O_CLOEXEC) == 0)
-		fl->job = jobs_add(f->jobs, fl->run_id, fl->peer.fp, fl->peer.cn, fl->r.profile->name,
-		                   fl->r.profile->output_max, fl->r.timeout_s, kp[1], why, sizeof(why));
+	fl->job = jobs_add(f->jobs, fl->run_id, fl->peer.fp, fl->peer.cn, fl->r.profile->name,
+	                   fl->r.profile->output_max, fl->r.timeout_s, on_job_killed, fl, why, sizeof(why));
 	if (!fl->job) {
-		if (kp[0] >= 0)
-			close(kp[0]);
-		if (kp[1] >= 0)
-			close(kp[1]);
 		if (why[0] && strstr(why, "max_jobs"))
 			request_error_set(e, 429, "too_many_jobs", "%s", why);
 		else
 			request_error_set(e, 503, "at_capacity", "%s", why[0] ? why : "The job could not start; retry in a moment.");
 		return -1;
 	}
-	fl->kill_r = kp[0];
 	cJSON_AddBoolToObject(fl->line, "job", true);
 	return 0;
 }
@@ -359,8 +344,6 @@ static void start_run(struct runflow *fl)
 		return;
 	}
 	if (fl->job) {
-		if (loop_watch(f->loop, &fl->w_kill, fl->kill_r, EPOLLIN, on_job_killed, fl) < 0)
-			log_warn("job %s cannot be killed with DELETE: %s", fl->run_id, strerror(errno));
 		char body[96];
 		snprintf(body, sizeof(body), "{\"job_id\":\"%s\",\"state\":\"running\"}", fl->run_id);
 		loop_unwatch(f->loop, &fl->w_client); /* a job does not die with its client */
@@ -642,9 +625,7 @@ enum MHD_Result runflow_request(struct front *f, struct MHD_Connection *c, const
 	snprintf(fl->url, sizeof(fl->url), "%s", url);
 	fl->as_job = as_job;
 	fl->r = r;
-	fl->kill_r = -1;
 	loop_watch_init(&fl->w_client);
-	loop_watch_init(&fl->w_kill);
 	new_run_id(fl->run_id);
 	fl->line = run_audit_line(f, &fl->r, fl->run_id);
 	/* The client's nonce for this request (32 hex digits, else ignored):

@@ -12,7 +12,7 @@
  * While it waits, the connection is suspended (libmicrohttpd leaves it
  * alone) and its socket is watched for a hang-up, which withdraws the
  * approval, leaves the queue or kills the run.  A job outlives its
- * connection; its "client" is a pipe that DELETE closes.
+ * connection; DELETE kills it (jobs_kill).
  *
  * Trust: front; the body is hostile until request.c accepted it.
  */
