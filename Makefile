@@ -34,6 +34,9 @@ endif
 #            recovery, the front's exec; --doctor, --check-config
 #   root/    root, after start-up: the launcher, a supervisor per run, the
 #            sandbox, cgroups, the seccomp listener and the file actor
+#   asrun/   forked by root and dropped to a run's uid before it reads
+#            anything of the run: the file actor's requests, the sandbox
+#            init's last steps
 #   front/   the front's own uid (sharnessd-front): TLS, HTTP, JSON, the
 #            proxy, approvals, jobs, replies
 #   filter/  the secret filter (in the front; root links only the secrets
@@ -162,6 +165,10 @@ asan-test: test-deps asan probes
 
 # Static analysis of the product code with the checks .clang-tidy names
 # (and why it leaves some out); any finding fails.
+# Lines of code per part (the README's figures).
+loc:
+	@scripts/loc.py
+
 tidy: deps
 	clang-tidy --quiet $(sort $(wildcard daemon/*/*.c client/*.c)) -- -std=gnu17 -D_GNU_SOURCE $(INC_ALL)
 
