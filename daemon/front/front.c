@@ -98,10 +98,21 @@ static void on_cut(unsigned n)
 	log_info("cut %u connection(s) that showed no verified certificate within %d s", n, UNVERIFIED_DEADLINE_S);
 }
 
+static unsigned connections(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return i ? i->num_connections : 0;
+}
+
 /* One turn: an event, a due timer, or libmicrohttpd's own timeout; then
  * libmicrohttpd's work.  In this external mode a resumed connection is
  * only seen by the next MHD_run, so every turn ends with one (its epoll
- * descriptor is polled with a zero timeout: cheap when nothing waits). */
+ * descriptor is polled with a zero timeout: cheap when nothing waits).
+ * At the connection limit libmicrohttpd takes the listening socket out of
+ * its epoll set and puts it back only at the start of a later MHD_run:
+ * when this one closed connections, run once more, or nothing would wake
+ * the loop to accept again (a flood that filled the limit would leave the
+ * listening socket out for good). */
 static void turn(struct front *f, struct MHD_Daemon *d, int64_t max_ms)
 {
 	MHD_UNSIGNED_LONG_LONG t;
@@ -109,7 +120,10 @@ static void turn(struct front *f, struct MHD_Daemon *d, int64_t max_ms)
 	if (MHD_get_timeout(d, &t) == MHD_YES && (wait < 0 || (int64_t)t < wait))
 		wait = t > INT32_MAX ? INT32_MAX : (int64_t)t;
 	(void)loop_once(f->loop, wait);
+	unsigned before = connections(d);
 	MHD_run(d);
+	if (connections(d) < before)
+		MHD_run(d);
 }
 
 /* Turn until `ms` passed, or (`until_idle`) no run holds a slot. */
