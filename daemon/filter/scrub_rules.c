@@ -8,9 +8,10 @@
  * cases, base64 and base64url at three alignments), so 1,000 keys put ~9,000
  * literals of 10-60 bytes into the literal matcher; measured on the benchmark
  * log that made the scan 3 times slower and the compile 0.15 s.  Needles of
- * 15 bytes and more (all of them for any secret of 16+ characters) go to the
- * fingerprint index, whose cost does not depend on how many there are; the
- * database keeps ~140 anchors and compiles in a few milliseconds.
+ * SCRUB_FP_MIN_LEN (23) bytes and more go to the fingerprint index, whose
+ * cost does not depend on how many there are; the database keeps ~180
+ * anchors and the shorter needles (a few hundred at 1,000 keys: long
+ * literals, which cost it little) and compiles in well under a second.
  * Literals only: every validation is in C (scrub_detect.c), so no pattern can
  * make the engine slow or its state large.
  *
