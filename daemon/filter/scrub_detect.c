@@ -17,6 +17,7 @@
 #include "scrub_detect.h"
 #include "scrub.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -741,26 +742,34 @@ static int scheme_is_db(const unsigned char *s, size_t n)
 	return 0;
 }
 
+/* Printable ASCII but none of : / @ [ " ' < > ? # - one bit test (this runs
+ * for every "://", which JSON and build logs hold on almost every line). */
 static int url_user_byte(unsigned char c)
 {
-	return c > ' ' && c < 0x7f && c != ':' && c != '/' && c != '@' && c != '[' && c != '"' && c != '\'' &&
-	       c != '<' && c != '>' && c != '?' && c != '#';
+	static const uint64_t no[2] = {
+		(1ull << ':') | (1ull << '/') | (1ull << '"') | (1ull << '\'') | (1ull << '<') | (1ull << '>') |
+			(1ull << '?') | (1ull << '#') | 0xffffffffull | (1ull << ' '),
+		(1ull << ('@' - 64)) | (1ull << ('[' - 64)) | (1ull << (0x7f - 64)),
+	};
+	return c < 0x80 && !((no[c >> 6] >> (c & 63)) & 1);
 }
 
-/* scheme://user:password@host - the password goes (anchor "://"). */
+/* scheme://user:password@host - the password goes (anchor "://").  The
+ * user part is looked at first: most URLs have none, and their host ends
+ * at a '/', '?' or '"' within a few bytes, before the scheme is read. */
 static int v_url(const struct scrub_rule *r, const struct scrub_window *w, size_t at, size_t alen,
                  struct scrub_hit *out)
 {
 	const unsigned char *b = w->buf;
 	size_t s = at, i = at + alen, ps;
+	while (i < w->len && i - at < 160 && url_user_byte(b[i]))
+		i++;
+	if (i >= w->len || b[i] != ':')
+		return 0;
 	while (s > 0 && at - s < 24 && (is_aln(b[s - 1]) || b[s - 1] == '+' || b[s - 1] == '.' ||
 	                                b[s - 1] == '-' || b[s - 1] == ':'))
 		s--;
 	if (s == at)
-		return 0;
-	while (i < w->len && i - at < 160 && url_user_byte(b[i]))
-		i++;
-	if (i >= w->len || b[i] != ':')
 		return 0;
 	ps = ++i;
 	while (i < w->len && i - ps <= 256 && b[i] > ' ' && b[i] < 0x7f && b[i] != '@' && b[i] != '/' &&
