@@ -193,6 +193,53 @@ static int on_fp(void *arg, size_t start, size_t len)
 	return s->oom;
 }
 
+/* Every "://" in data[0, len) (scrub_rules.h: url_id), reported as the
+ * literal matcher would: by its end, in order.  Three compares and two ands
+ * per 32 bytes with AVX2; memchr for ':' otherwise. */
+static void url_match(struct scrub_stream *s, size_t end)
+{
+	if (!s->oom && s->off + end > s->skip_to)
+		handle(s, s->r->url_id, s->off + end);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream *s, const unsigned char *d,
+                                                            size_t len)
+{
+	const __m256i colon = _mm256_set1_epi8(':'), slash = _mm256_set1_epi8('/');
+	size_t p = 0;
+	for (; p + 34 <= len && !s->oom; p += 32) {
+		__m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p)), colon);
+		__m256i b = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p + 1)), slash);
+		__m256i c = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p + 2)), slash);
+		unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_and_si256(a, b), c));
+		for (; m; m &= m - 1)
+			url_match(s, p + (size_t)__builtin_ctz(m) + 3);
+	}
+	return p;
+}
+#endif
+
+static void scan_url(struct scrub_stream *s, const unsigned char *d, size_t len)
+{
+	size_t p = 0;
+	const unsigned char *q;
+	if (s->r->url_id == SCRUB_NO_ANCHOR)
+		return;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (__builtin_cpu_supports("avx2"))
+		p = scan_url_avx2(s, d, len);
+#endif
+	while (p + 3 <= len && !s->oom && (q = memchr(d + p, ':', len - 2 - p)) != NULL) {
+		p = (size_t)(q - d);
+		if (d[p + 1] == '/' && d[p + 2] == '/')
+			url_match(s, p + 3);
+		p++;
+	}
+}
+
 static int cmp_span(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
@@ -251,6 +298,7 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
 	        HS_SUCCESS &&
 	    !s->oom)
 		return -1;
+	scan_url(s, data + from, len - from);
 	from = done > r->fp_maxlen ? done - r->fp_maxlen : 0;
 	s->off = from;
 	if (!s->oom && scrub_fp_scan(r->fp, data + from, len - from, on_fp, s) != 0 && !s->oom)

@@ -6,8 +6,8 @@
  * hold it at that offset byte for byte.
  *
  * Cost: one probe per 16 text bytes: a load, two multiplies and one 64-bit
- * word of a filter of 512 KiB at 1,000 keys (measured 0.17 ns per byte on
- * the 2-vCPU build machine).  Two bits per gram, two grams per word, keep
+ * word of a filter of 512 KiB at 1,000 keys (measured 0.20-0.24 ns per byte
+ * on the 2-vCPU build machine, hot in cache).  Two bits per gram, two grams per word, keep
  * the false-positive rate near 4e-3, so the table behind it is rarely
  * touched.
  *
@@ -266,8 +266,8 @@ static int scan_scalar(const struct scrub_fp *fp, const unsigned char *buf, size
 
 /* Four probes per instruction: the grams at p, p+16, p+32, p+48 are the
  * even quadwords of two 32-byte loads; the filter words come from one
- * gather.  Faster than the scalar loop on the build machine (0.17 against
- * 0.22 ns per byte); chosen at run time. */
+ * gather.  A little faster than the scalar loop on the build machine
+ * (0.20-0.24 against 0.21-0.26 ns per byte); chosen at run time. */
 __attribute__((target("avx2"))) static int scan_avx2(const struct scrub_fp *fp, const unsigned char *buf,
                                                      size_t len, scrub_fp_hit_fn hit, void *arg)
 {

@@ -23,7 +23,7 @@
  *
  * Why 16 and not 8: the probes are this index's whole cost (measured on
  * the 2-vCPU build machine, every class of bench-filter-classes: 0.32 ns
- * per byte at 8, 0.17 at 16), while the needles of 15-22 bytes a stride of
+ * per byte at 8, 0.20-0.24 at 16), while the needles of 15-22 bytes a stride of
  * 16 sends to Vectorscan (~350 at 1,000 keys of 16-40 characters) are long
  * literals, which slowed its scan by 3-5%. */
 #define SCRUB_FP_GRAM 8u

@@ -40,18 +40,26 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		snprintf(err, errlen, "secret filter: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < scrub_detect_nrules; i++) {
+	/* k counts the expressions, id the anchors: the "://" anchor keeps its
+	 * id but is left out (scrub_rules.h: url_id). */
+	r->url_id = SCRUB_NO_ANCHOR;
+	for (size_t i = 0, id = 0; i < scrub_detect_nrules; i++) {
 		const struct scrub_rule *rule = &scrub_detect_rules[i];
-		for (size_t a = 0; rule->anchors[a]; a++, k++) {
+		for (size_t a = 0; rule->anchors[a]; a++, id++) {
+			if (!rule->caseless && strcmp(rule->anchors[a], SCRUB_URL_ANCHOR) == 0) {
+				r->url_id = (unsigned)id;
+				continue;
+			}
 			exprs[k] = rule->anchors[a];
 			lens[k] = strlen(rule->anchors[a]);
 			if (lens[k] > r->maxlit)
 				r->maxlit = lens[k];
 			flags[k] = rule->caseless ? HS_FLAG_CASELESS : 0;
-			ids[k] = (unsigned)k;
+			ids[k] = (unsigned)id;
+			k++;
 		}
 	}
-	for (size_t i = 0, nv = scrub_vault_needles(r->vault); i < nv; i++) {
+	for (size_t i = 0, nv = scrub_vault_needles(r->vault), id = r->nanchors; i < nv; i++) {
 		size_t len;
 		const char *p = (const char *)scrub_vault_needle(r->vault, i, &len);
 		if (len >= SCRUB_FP_MIN_LEN) {
@@ -63,7 +71,7 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 			r->maxlit = len;
 		exprs[k] = p;
 		lens[k] = len;
-		ids[k] = (unsigned)k;
+		ids[k] = (unsigned)id++;
 		k++;
 	}
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
