@@ -194,8 +194,10 @@ static int on_fp(void *arg, size_t start, size_t len)
 }
 
 /* Every "://" in data[0, len) (scrub_rules.h: url_id), reported as the
- * literal matcher would: by its end, in order.  Three compares and two ands
- * per 32 bytes with AVX2; memchr for ':' otherwise. */
+ * literal matcher would: by its end.  With AVX2, two compares and an and
+ * per 32 bytes find ":/" (rare outside URLs) and the third byte is checked
+ * per candidate: a full three-byte compare cost 5-8% of the filter on text
+ * without URLs.  memchr for ':' otherwise. */
 static void url_match(struct scrub_stream *s, size_t end)
 {
 	if (!s->oom && s->off + end > s->skip_to)
@@ -210,13 +212,21 @@ __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream 
 {
 	const __m256i colon = _mm256_set1_epi8(':'), slash = _mm256_set1_epi8('/');
 	size_t p = 0;
-	for (; p + 34 <= len && !s->oom; p += 32) {
-		__m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p)), colon);
-		__m256i b = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p + 1)), slash);
-		__m256i c = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(d + p + 2)), slash);
-		unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_and_si256(a, b), c));
-		for (; m; m &= m - 1)
-			url_match(s, p + (size_t)__builtin_ctz(m) + 3);
+	for (; p + 66 <= len && !s->oom; p += 64) {
+		__m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p));
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p + 1));
+		__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p + 32));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p + 33));
+		uint64_t m = (uint32_t)_mm256_movemask_epi8(
+			_mm256_and_si256(_mm256_cmpeq_epi8(a0, colon), _mm256_cmpeq_epi8(b0, slash)));
+		m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			     _mm256_and_si256(_mm256_cmpeq_epi8(a1, colon), _mm256_cmpeq_epi8(b1, slash)))
+		     << 32;
+		for (; m; m &= m - 1) {
+			size_t at = p + (size_t)__builtin_ctzll(m);
+			if (d[at + 2] == '/') /* at + 2 < p + 66 <= len */
+				url_match(s, at + 3);
+		}
 	}
 	return p;
 }
