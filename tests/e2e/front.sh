@@ -50,6 +50,18 @@ run_cmd "echo $(cat "$T/secrets")"
 check_eq "a run answers through the exec'd front" "$STATUS" 200
 check "the front's filter knows the vault key" bash -c '! grep -q sk-front- <<<"$1"' _ "$(jf .stdout)"
 
+# One event loop (front/loop.c): one thread while no proxy connection is
+# served, and asleep while nothing happens - no polling (issue 15.5).
+FP=$(front_pid)
+check_eq "the front is one thread (one event loop)" "$(awk '/^Threads:/ {print $2}' /proc/$FP/status)" 1
+sleep 0.5 # the last request's connection is gone
+timeout 3 strace -f -qq -p "$FP" -o "$T/idle.strace" 2>/dev/null
+# The attach itself wakes the loop once (one turn: at most two calls); a
+# front that polled even once a second would make at least six.  Then only
+# the wait it sleeps in shows, unfinished ("<detached ...>").
+n=$(grep -c ' = ' "$T/idle.strace")
+check "an idle front makes no system call in 3 s but the attach's turn (no polling: $n)" test "$n" -le 2
+
 # What the front's locks let it reach, probed with the same code on this
 # kernel (sharnessd-front --probe-lockdown), as root: Landlock says no even
 # to root outside /etc and the libraries, and to every write.
