@@ -65,23 +65,18 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
-#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "connect_run.h"
 #include "notify.h"
 #include "privsep.h"
 
@@ -158,110 +153,19 @@ static int answer_umask(int listener, const struct seccomp_notif *req, struct se
 	return 0;
 }
 
-/* Is a socket bound at (dev, ino) listening in our network namespace?
- * sock_diag(7) lists the namespace's unix sockets with the inode of the
- * path each is bound to (UNIX_DIAG_VFS, kernel dev_t encoding).  1 yes,
- * 0 no, -1 the list could not be read. */
-static int listening_here(dev_t dev, ino_t ino)
-{
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0)
-		return -1;
-	struct {
-		struct nlmsghdr nlh;
-		struct unix_diag_req req;
-	} q = {.nlh = {.nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-	       .req = {.sdiag_family = AF_UNIX, .udiag_states = 1U << TCP_LISTEN, .udiag_show = UDIAG_SHOW_VFS}};
-	int found = -1;
-	if (send(nl, &q, sizeof(q), 0) != (ssize_t)sizeof(q))
-		goto out;
-	static char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
-	for (;;) {
-		ssize_t n = recv(nl, buf, sizeof(buf), 0);
-		if (n <= 0)
-			goto out;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				found = found == 1 ? 1 : 0;
-				goto out;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-				goto out;
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			size_t alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				struct unix_diag_vfs v;
-				if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(v))
-					continue;
-				memcpy(&v, RTA_DATA(a), sizeof(v));
-				if (v.udiag_vfs_ino == ino && major(dev) == v.udiag_vfs_dev >> 20 &&
-				    minor(dev) == (v.udiag_vfs_dev & 0xfffff))
-					found = 1;
-			}
-		}
-	}
-out:
-	close(nl);
-	return found;
-}
-
-/* What the helper says: the connect's errno, or `internal` (an errno) and
- * the step that failed when the helper itself could not do its work.  A
- * string literal's address survives fork: `step` points into our image. */
-struct helper_reply {
-	int err;
-	int internal;
-	const char *step;
-};
-
-/* The helper: resolve `addr` as the run would, connect a new socket of
- * `type`, and send it back over `back` if the listener is the run's.
- *
- * Two tests, so that a refusal is silent: the socket the path names must
- * be listening in the run's own network namespace (where only the run's
- * processes make sockets), or no connect is made at all - the person's
- * server or another run never sees one.  The path could be swapped between
- * that look and the connect, so the connected peer's uid is checked too,
- * and a stranger's socket is closed before anything was sent. */
+/* The helper's root half: enter the run's network namespace, root and
+ * working directory, become the run (uid, gid, no groups: no capability
+ * left), then asrun/connect_run.c resolves and connects as the run. */
 static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, uid_t uid, int type,
                                     const struct sockaddr_un *addr, socklen_t len)
 {
-	int err = 0;
-	struct helper_reply rep = {0};
 	if (setns(netfd, CLONE_NEWNET) < 0 || fchdir(rootfd) < 0 || chroot(".") < 0 || fchdir(cwdfd) < 0 ||
 	    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0) {
-		rep.internal = errno;
-		rep.step = "enter the run's view";
+		struct connect_reply rep = {.err = EACCES, .internal = errno, .step = "enter the run's view"};
 		(void)send(back, &rep, sizeof(rep), MSG_NOSIGNAL);
 		_exit(1);
 	}
-	char path[sizeof(addr->sun_path) + 1];
-	size_t pathlen = (size_t)len - offsetof(struct sockaddr_un, sun_path);
-	memcpy(path, addr->sun_path, pathlen);
-	path[pathlen] = '\0'; /* the kernel's reading of an unterminated sun_path */
-	struct stat st;
-	int s = -1, here = 0;
-	if (stat(path, &st) < 0)
-		err = errno;
-	else if (!S_ISSOCK(st.st_mode))
-		err = ECONNREFUSED;
-	else if ((here = listening_here(st.st_dev, st.st_ino)) < 0) {
-		rep.internal = errno ? errno : EIO;
-		rep.step = "list the run's sockets (sock_diag: AF_NETLINK)";
-	} else if (here == 0)
-		err = EACCES; /* not the run's: nothing was sent its way */
-	else if ((s = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
-		err = errno;
-	else if (connect(s, (const struct sockaddr *)addr, len) < 0)
-		err = errno == EINPROGRESS ? EAGAIN : errno;
-	struct ucred peer;
-	socklen_t plen = sizeof(peer);
-	if (!err && (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &peer, &plen) < 0 || plen != sizeof(peer) ||
-	             peer.uid != uid))
-		err = EACCES; /* someone else's socket: never handed over */
-
-	rep.err = rep.internal ? EACCES : err;
-	_exit(privsep_send(back, &rep, sizeof(rep), &s, rep.err ? 0 : 1) == 0 ? 0 : 1);
+	connect_run(back, uid, type, addr, len);
 }
 
 /* Run the helper; returns the connected socket, or -errno. */
@@ -291,7 +195,7 @@ static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_
 	sp[1] = -1;
 
 	int err = EACCES, fd = -1;
-	struct helper_reply rep = {.err = EACCES, .internal = ETIMEDOUT, .step = "answer in time"};
+	struct connect_reply rep = {.err = EACCES, .internal = ETIMEDOUT, .step = "answer in time"};
 	struct pollfd p = {.fd = sp[0], .events = POLLIN};
 	if (poll(&p, 1, HELPER_WAIT_MS) == 1) {
 		ssize_t got = privsep_recv(sp[0], &rep, sizeof(rep), &fd, 1);
