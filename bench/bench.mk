@@ -4,10 +4,14 @@
 #   make bench-filter-classes  the filter's rate per content class (source, build logs,
 #                       JSON, minified JS, base64, prose), each against 2 GB/s
 #   make bench-build    this repository's build inside the test profile vs outside
+#   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5)
 
-.PHONY: bench bench-filter bench-filter-classes bench-build
+.PHONY: bench bench-filter bench-filter-classes bench-build bench-throughput
 
-bench: bench-filter bench-filter-classes bench-build
+bench: bench-filter bench-filter-classes bench-build bench-roundtrip bench-throughput
+
+bench-throughput: all $(BUILD)/bench/roundtrip
+	@BUILD=$(BUILD) bench/throughput/run.sh
 
 bench-build: all
 	@bench/realbuild/run.sh

@@ -1,11 +1,12 @@
 # bench/roundtrip/roundtrip.mk - the round-trip benchmark of SPEC §13 (included by the top Makefile).
 #   make bench-roundtrip    median POST /v0/run {"cmd":"true"} on one kept-alive mTLS connection
-#                           vs bwrap --unshare-all --die-with-parent --ro-bind / / true and bash -c true
+#                           vs bwrap --unshare-all --die-with-parent --ro-bind / / true and bash -c true,
+#                           and sharness-client run -- true started fresh each time
 #   ROUNDTRIP_N=300 ROUNDTRIP_WARMUP=30 ROUNDTRIP_GAPS="0 10" (ms pause before each sample) override.
 .PHONY: bench-roundtrip
 $(BUILD)/bench/roundtrip: bench/roundtrip/roundtrip.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lssl -lcrypto
 
-bench-roundtrip: $(BUILD)/sharnessd $(BUILD)/bench/roundtrip
+bench-roundtrip: $(BUILD)/sharnessd $(BUILD)/sharness-client $(BUILD)/bench/roundtrip
 	@BUILD=$(BUILD) bench/roundtrip/run.sh

@@ -4,15 +4,20 @@
 #             connection to a real daemon (every lock on), after a warm-up
 #   bwrap     fork+exec of bwrap --unshare-all --die-with-parent --ro-bind / / true
 #   bash      fork+exec of bash -c true
-# and the ratio sharness/bwrap (aim: <= 1.0).  Uses the e2e harness to start
-# the daemon on a free port with throwaway certificates.
+#   client    fork+exec of `sharness-client run -- true`, a new process each
+#             time as an agent's hook starts it (mTLS set up from nothing)
+# and the ratios sharness/bwrap and client/bwrap (aim: <= 1.0, SPEC §15.5).
+# Uses the e2e harness to start the daemon on a free port with throwaway
+# certificates.
 #   ROUNDTRIP_N (300)  ROUNDTRIP_WARMUP (30)  ROUNDTRIP_CONFIG (extra config JSON)
 #   ROUNDTRIP_GAPS ("0 10": back to back, then a 10 ms pause before each sample)
+#   ROUNDTRIP_CLIENT_N (100): fresh client processes per round
 set -u
 cd "$(dirname "$0")/../.."
 N=${ROUNDTRIP_N:-300}
+CN=${ROUNDTRIP_CLIENT_N:-100} # fresh clients per round: each is a whole TLS set-up
 WARM=${ROUNDTRIP_WARMUP:-30}
-RT=${BUILD:-build}/bench/roundtrip
+RT=$(realpath -m "${BUILD:-build}/bench/roundtrip")
 . tests/e2e/lib.sh >/dev/null
 e2e_start "${ROUNDTRIP_CONFIG:-}" >/dev/null
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
@@ -26,15 +31,17 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	export ROUNDTRIP_GAP_MS=$gap
 	# Interleave three rounds of each so that drift on the machine hits all
 	# alike; the reported median is over the rounds' medians.
-	s_all=() b_all=() h_all=()
+	s_all=() b_all=() h_all=() c_all=()
 	for round in 1 2 3; do
 		s=$("$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" "$WARM") || exit 1
 		b=$("$RT" exec "$N" "$WARM" bwrap --unshare-all --die-with-parent --ro-bind / / true) || exit 1
 		h=$("$RT" exec "$N" "$WARM" bash -c true) || exit 1
+		c=$(cd "$WS" && "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1 # its cwd is the workspace
 		s_all+=("$(field median_ms "$s")") b_all+=("$(field median_ms "$b")") h_all+=("$(field median_ms "$h")")
-		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s\n' "$gap" "$round" "$s" "$b" "$h"
+		c_all+=("$(field median_ms "$c")")
+		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s\n' "$gap" "$round" "$s" "$b" "$h" "$c"
 	done
-	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}")
+	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
 	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"true\"}, one kept-alive mTLS conn" "$S"
@@ -42,4 +49,6 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	printf '  %-62s %8.3f ms\n' "bash -c true" "$H"
 	printf '  %-62s %8.2f\n' "ratio sharness/bwrap (aim <= 1.0)" "$(awk -v s="$S" -v b="$B" 'BEGIN {print s / b}')"
 	printf '  %-62s %8.2f\n' "ratio sharness/bash" "$(awk -v s="$S" -v h="$H" 'BEGIN {print s / h}')"
+	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, a new process each time ($CN)" "$C"
+	printf '  %-62s %8.2f\n' "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$(awk -v c="$C" -v b="$B" 'BEGIN {print c / b}')"
 done
