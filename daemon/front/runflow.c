@@ -55,6 +55,7 @@ struct runflow {
 	struct execute_env env;
 	struct live *live;            /* a stream's */
 	struct job *job;              /* a job's */
+	bool job_answered;            /* its 202 is set: later errors are the job's */
 	/* the client */
 	struct loop_watch w_client;
 	bool suspended;
@@ -168,12 +169,17 @@ static void fail(struct runflow *fl, const struct request_error *e)
 	fl->line = NULL;
 	http_audit(f, &fl->peer, fl->method, fl->url, (unsigned)e->status, e->code, line);
 	if (fl->job) {
-		/* A job answered 202 long ago: the error is kept for GET (none
-		 * when DELETE killed it: 499, output kept). */
+		/* The job's table entry keeps the error for GET (none when
+		 * DELETE killed it: 499, output kept). */
 		char *j = e->status == 499 ? NULL : reply_error_json(e, false);
 		job_finish(fl->job, NULL, j ? j : (e->status == 499 ? NULL : "{}"));
 		free(j);
-	} else if (fl->live) { /* the stream began: its last event */
+	}
+	if (fl->job_answered) { /* its 202 went out long ago: the error is the job's to tell */
+		maybe_free(fl);
+		return;
+	}
+	if (fl->live) { /* the stream began: its last event */
 		char *j = reply_error_json(e, true);
 		live_finish(fl->live, e->status == 499 ? NULL : j);
 		free(j);
@@ -347,6 +353,7 @@ static void start_run(struct runflow *fl)
 		char body[96];
 		snprintf(body, sizeof(body), "{\"job_id\":\"%s\",\"state\":\"running\"}", fl->run_id);
 		loop_unwatch(f->loop, &fl->w_client); /* a job does not die with its client */
+		fl->job_answered = true;
 		set_reply(fl, 202, strdup(body), NULL, NULL);
 	} else if (fl->stream_resp) {
 		live_attach(fl->live, fl->c);
