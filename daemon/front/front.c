@@ -1,6 +1,7 @@
 /*
  * front.c - the front process (see front.h): check it holds no privilege,
- * build the filter, lock itself down, serve HTTPS until SIGTERM.
+ * build the filter, lock itself down, serve HTTPS from one event loop
+ * (loop.h) until SIGTERM, then let the last replies leave.
  */
 #include "front.h"
 

@@ -396,7 +396,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* Until it has shown a verified certificate, a connection gets at most
  * PREAUTH_TIMEOUT_S of silence: strangers who connect and stall hold a slot
- * of the connection limit for seconds, not the whole idle timeout. */
+ * of the connection limit for seconds, not the whole idle timeout.  Silence
+ * is libmicrohttpd's to see; connguard.h bounds the whole time instead,
+ * for strangers who trickle a byte at a time (two bounds, two attacks). */
 #define PREAUTH_TIMEOUT_S 5u
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
