@@ -129,12 +129,6 @@ int cg_write_str(const char *path, const char *s)
 	return 0;
 }
 
-bool cg_is_cgroup2(const char *path)
-{
-	struct statfs sf;
-
-	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
-}
 
 bool cg_name_ok(const char *name)
 {
@@ -194,16 +188,7 @@ int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen)
 	return rc;
 }
 
-/* "a" + "b" -> "a/b", "" + "b" -> "b". */
-int cg_relj(char *out, size_t len, const char *a, const char *b)
-{
-	return a[0] ? cg_pathf(out, len, "%s/%s", a, b) : cg_pathf(out, len, "%s", b);
-}
 
-int cg_mkdir_ok(const char *path)
-{
-	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
 
 /* Fill cg's paths for `name` without touching the kernel. */
 int cg_paths(struct run_cgroup *cg, const char *name)

@@ -61,11 +61,8 @@ int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(
 int cg_lc_errno(int rc);
 ssize_t cg_read_small(const char *path, char *buf, size_t len);
 int cg_write_str(const char *path, const char *s);
-bool cg_is_cgroup2(const char *path);
 bool cg_name_ok(const char *name);
 int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);
-int cg_relj(char *out, size_t len, const char *a, const char *b);
-int cg_mkdir_ok(const char *path);
 
 /* A run cgroup's paths and libcgroup objects (runcg.c). */
 int cg_paths(struct run_cgroup *cg, const char *name);

@@ -31,6 +31,26 @@
 
 #include <libcgroup.h>
 
+/* Helpers only the start-up needs (runcg_layout.h has the shared ones). */
+static bool cg_is_cgroup2(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* "a" + "b" -> "a/b", "" + "b" -> "b". */
+static int cg_relj(char *out, size_t len, const char *a, const char *b)
+{
+	return a[0] ? cg_pathf(out, len, "%s/%s", a, b) : cg_pathf(out, len, "%s", b);
+}
+
+static int cg_mkdir_ok(const char *path)
+{
+	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+
 
 /* A v1 controller's hierarchy: its mount and our parent name in it. */
 static int setup_v1(struct hier *h, const char *ctrl, bool required, char *err, size_t errlen)
