@@ -9,7 +9,6 @@
 #ifndef SHARNESS_FRONT_H
 #define SHARNESS_FRONT_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
