@@ -45,7 +45,7 @@ check "the unit names the installed daemon and config" \
 	"$D/usr/local/lib/systemd/system/sharnessd.service"
 check "no file names DESTDIR" bash -c "! grep -rlF '$D' '$D'"
 check_eq "installed sharnessd --version" "$("$D/usr/local/sbin/sharnessd" --version)" \
-	"$("$ROOT/build/sharnessd" --version)"
+	"$("$ROOT/${BUILD:-build}/sharnessd" --version)"
 for page in man1/sharness-client.1 man1/sharness-mkcerts.1 man5/sharnessd.json.5 man8/sharnessd.8; do
 	err=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$D/usr/local/share/man/$page" 2>&1 >/dev/null)
 	check_eq "man page $page renders without warnings" "$err" ""
