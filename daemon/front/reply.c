@@ -59,25 +59,31 @@ static void add_usage(cJSON *o, const struct privsep_usage *u)
 		cJSON_AddNullToObject(j, "pids_limited");
 }
 
-/* The reply of a run (SPEC §5, §15.3).  A stream's last event has every
- * field but stdout and stderr, which it sent as it went. */
-char *reply_body(const struct run_result *res, const struct run_request *r, const char *run_id,
-                        bool stream_exit)
+/* How the command ended: "exit" (null when a signal ended it), "signal"
+ * (its abbreviation, or null), "timed_out". */
+static void add_exit(cJSON *o, const struct run_result *res)
 {
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	if (stream_exit)
-		cJSON_AddStringToObject(o, "event", "exit");
 	if (res->signal) {
-		cJSON_AddNullToObject(o, "exit");
 		const char *sig = sigabbrev_np(res->signal);
+		cJSON_AddNullToObject(o, "exit");
 		cJSON_AddStringToObject(o, "signal", sig ? sig : "UNKNOWN");
 	} else {
 		cJSON_AddNumberToObject(o, "exit", res->exit_code);
 		cJSON_AddNullToObject(o, "signal");
 	}
 	cJSON_AddBoolToObject(o, "timed_out", res->timed_out);
+}
+
+/* The reply of a run (SPEC §5, §15.3).  A stream's last event has every
+ * field but stdout and stderr, which it sent as it went. */
+char *reply_body(const struct run_result *res, const struct run_request *r, const char *run_id, bool stream_exit)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	if (stream_exit)
+		cJSON_AddStringToObject(o, "event", "exit");
+	add_exit(o, res);
 	if (res->disk_limited) {
 		cJSON_AddBoolToObject(o, "disk_limited", true);
 		cJSON_AddStringToObject(o, "message", res->message);
@@ -108,14 +114,7 @@ char *reply_body(const struct run_result *res, const struct run_request *r, cons
 void reply_add_result_to_audit(cJSON *line, const struct run_result *res)
 {
 	cJSON_AddNumberToObject(line, "uid", res->uid);
-	if (res->signal) {
-		cJSON_AddNullToObject(line, "exit");
-		cJSON_AddStringToObject(line, "signal", sigabbrev_np(res->signal) ? sigabbrev_np(res->signal) : "UNKNOWN");
-	} else {
-		cJSON_AddNumberToObject(line, "exit", res->exit_code);
-		cJSON_AddNullToObject(line, "signal");
-	}
-	cJSON_AddBoolToObject(line, "timed_out", res->timed_out);
+	add_exit(line, res);
 	if (res->disk_limited)
 		cJSON_AddBoolToObject(line, "disk_limited", true);
 	cJSON_AddNumberToObject(line, "ms", (double)res->ms);
