@@ -147,6 +147,22 @@ static char *stream_result(struct stream *s, bool *truncated, bool *replaced)
 	return clean;
 }
 
+/* What feeds the run: stdin, and the proxy's door and connections (no
+ * more connections, then the ones being served end). */
+static void close_inputs(struct execute *x)
+{
+	loop_unwatch(x->env.loop, &x->w_stdin);
+	if (x->stdin_fd >= 0)
+		close(x->stdin_fd);
+	x->stdin_fd = -1;
+	loop_unwatch(x->env.loop, &x->w_proxy);
+	if (x->proxy_fd >= 0)
+		close(x->proxy_fd);
+	x->proxy_fd = -1;
+	proxy_free(x->px);
+	x->px = NULL;
+}
+
 /* Every descriptor closed, everything freed.  Closing the channel tells the
  * supervisor to kill the run, if it still lives. */
 static void destroy(struct execute *x)
@@ -157,14 +173,7 @@ static void destroy(struct execute *x)
 	loop_unwatch(l, &x->w_chan);
 	if (x->chan >= 0)
 		close(x->chan);
-	loop_unwatch(l, &x->w_stdin);
-	if (x->stdin_fd >= 0)
-		close(x->stdin_fd);
-	/* No more connections, then end the ones being served. */
-	loop_unwatch(l, &x->w_proxy);
-	if (x->proxy_fd >= 0)
-		close(x->proxy_fd);
-	proxy_free(x->px);
+	close_inputs(x);
 	stream_close(x, &x->out);
 	stream_close(x, &x->err);
 	scrub_stream_free(x->out.scrub);
@@ -249,16 +258,7 @@ static void complete(struct execute *x)
 	/* Only the channel stays: the supervisor still tears the run down
 	 * after its exit record, and the launcher counts it until then. */
 	loop_timer_cancel(l, &x->t_flush);
-	loop_unwatch(l, &x->w_stdin);
-	if (x->stdin_fd >= 0)
-		close(x->stdin_fd);
-	x->stdin_fd = -1;
-	loop_unwatch(l, &x->w_proxy);
-	if (x->proxy_fd >= 0)
-		close(x->proxy_fd);
-	x->proxy_fd = -1;
-	proxy_free(x->px);
-	x->px = NULL;
+	close_inputs(x);
 	x->state = TEARDOWN;
 	if (loop_watch(l, &x->w_chan, x->chan, EPOLLIN | EPOLLRDHUP, on_teardown, x) < 0)
 		loop_timer_set(l, &x->t_bound, 0, on_teardown_bound, x);

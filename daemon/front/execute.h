@@ -68,9 +68,9 @@ struct execute;
 
 /* Hand `r` to the launcher and serve the run from the loop: stdin fed, the
  * pipes read through the filter into the captures, the proxy's door (proxy
- * profiles) accepted, the exit record read.  `r`, `run_id` and `env` must
- * outlive `finished`.  NULL with `e` filled when it could not start (no
- * hook is called then). */
+ * profiles) accepted, the exit record read.  `env` is copied; `r` and
+ * `run_id` must outlive `finished`.  NULL with `e` filled when it could
+ * not start (no hook is called then). */
 struct execute *execute_start(const struct execute_env *env, const struct run_request *r, const char *run_id,
                               const struct execute_hooks *hooks, struct request_error *e);
 /* The owner is gone (its client hung up, or DELETE killed the job): the

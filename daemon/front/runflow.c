@@ -52,7 +52,6 @@ struct runflow {
 	bool has_slot;
 	/* the run */
 	struct execute *ex;
-	struct execute_env env;
 	struct live *live;            /* a stream's */
 	struct job *job;              /* a job's */
 	bool job_answered;            /* its 202 is set: later errors are the job's */
@@ -333,11 +332,11 @@ static void start_run(struct runflow *fl)
 		MHD_add_response_header(fl->stream_resp, "Content-Type", "application/x-ndjson");
 		MHD_add_response_header(fl->stream_resp, "Cache-Control", "no-store");
 	}
-	fl->env = (struct execute_env){.loop = f->loop, .ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
-	                               .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
+	struct execute_env env = {.loop = f->loop, .ctl = f->ctl, .scrub = f->scrub, .audit_fd = f->audit_fd,
+	                          .daemon_host = f->cfg->listen_host, .daemon_port = f->cfg->listen_port};
 	struct execute_hooks hooks = {.output = fl->live || fl->job ? on_output : NULL,
 	                              .finished = on_finished, .released = on_released, .arg = fl};
-	fl->ex = execute_start(&fl->env, &fl->r, fl->run_id, &hooks, &e);
+	fl->ex = execute_start(&env, &fl->r, fl->run_id, &hooks, &e);
 	if (!fl->ex) {
 		give_back_slot(fl);
 		if (fl->stream_resp) { /* never queued: the stream's error is an error reply */
