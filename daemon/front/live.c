@@ -2,7 +2,6 @@
  * live.c - the events of a streamed run (live.h).  Two holders (the run, the
  * response): the last frees.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

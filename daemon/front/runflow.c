@@ -133,6 +133,13 @@ static void give_back_slot(struct runflow *fl)
 	runq_release(fl->f->runq);
 }
 
+/* The run's audit line, once, as the request ends (http_audit takes it). */
+static void audit_end(struct runflow *fl, unsigned status, const char *code)
+{
+	http_audit(fl->f, &fl->peer, fl->method, fl->url, status, code, fl->line);
+	fl->line = NULL;
+}
+
 /* The reply is known: hand it to the access handler's next call (resume
  * the connection when it is suspended).  No more watching the client once
  * the run is over: the connection may carry the next request. */
@@ -162,11 +169,8 @@ static void set_gone(struct runflow *fl)
  * its audit line. */
 static void fail(struct runflow *fl, const struct request_error *e)
 {
-	struct front *f = fl->f;
 	fl->step = STEP_DONE;
-	cJSON *line = fl->line;
-	fl->line = NULL;
-	http_audit(f, &fl->peer, fl->method, fl->url, (unsigned)e->status, e->code, line);
+	audit_end(fl, (unsigned)e->status, e->code);
 	if (fl->job) {
 		/* The job's table entry keeps the error for GET (none when
 		 * DELETE killed it: 499, output kept). */
@@ -230,9 +234,7 @@ static void on_finished(void *arg, int rc, struct run_result *res, const struct 
 		return;
 	}
 	fl->step = STEP_DONE;
-	cJSON *line = fl->line;
-	fl->line = NULL;
-	http_audit(f, &fl->peer, fl->method, fl->url, 200, NULL, line);
+	audit_end(fl, 200, NULL);
 	if (fl->live) {
 		live_finish(fl->live, body);
 		free(body);
