@@ -23,6 +23,7 @@
 
 #include <linux/openat2.h>
 
+#include "fdio.h"
 #include "landlock.h"
 #include "mount.h"
 #include "privsep.h"
@@ -82,21 +83,6 @@ struct job {
 	char *envp[SANDBOX_ENV_MAX + 1];
 };
 
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Read the job.  The supervisor validated it; we still bound every length
  * and check the shape, as the launcher does for the front.  Returns 1, 0 for
  * a quiet EOF (no job will come), -1 for a malformed job. */
@@ -111,7 +97,7 @@ static int read_job(int fd, struct job *j)
 		return errno = EPROTO, -1;
 	size_t total = (size_t)j->h.cwd_len + j->h.cmd_len + j->h.env_len;
 	char *buf = malloc(total + 2);
-	if (!buf || read_all(fd, buf, total) < 0)
+	if (!buf || fdio_read_all(fd, buf, total) < 0)
 		return errno = EPROTO, -1;
 	memmove(buf + j->h.cwd_len + 1, buf + j->h.cwd_len, (size_t)j->h.cmd_len + j->h.env_len);
 	buf[j->h.cwd_len] = '\0';

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "errmsg.h"
+#include "fdio.h"
 #include "jsonstrict.h"
 
 #define HANDOVER_VERSION 1
@@ -28,16 +29,9 @@ int handover_memfd(const char *name, const char *data, size_t len)
 	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
+	if (fdio_write_all(fd, data, len) < 0) {
+		close(fd);
+		return -1;
 	}
 	/* Nobody may change it after this, not even through another fd. */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {

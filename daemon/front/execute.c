@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "fdio.h"
 #include "loop.h"
 #include "utf8.h"
 #include "privsep.h"
@@ -78,20 +79,6 @@ static void stream_emit(void *arg, const char *buf, size_t len)
 		s->x->h.output(s->x->h.arg, s->which, buf, len);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The variable part of the request travels in a memfd: no size limit of a
  * socket message applies, and the launcher copies it before checking it. */
 static int make_payload(const struct run_request *r)
@@ -99,8 +86,8 @@ static int make_payload(const struct run_request *r)
 	int fd = memfd_create("sharness-run", MFD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, r->cmd, r->cmd_len) < 0 || write_all(fd, r->cwd, strlen(r->cwd)) < 0 ||
-	    (r->env_len && write_all(fd, r->env, r->env_len) < 0)) {
+	if (fdio_write_all(fd, r->cmd, r->cmd_len) < 0 || fdio_write_all(fd, r->cwd, strlen(r->cwd)) < 0 ||
+	    (r->env_len && fdio_write_all(fd, r->env, r->env_len) < 0)) {
 		close(fd);
 		return -1;
 	}

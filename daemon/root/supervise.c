@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "launcher.h"
 #include "log.h"
 #include "mount.h"
@@ -599,17 +600,7 @@ static int send_job(struct run *r)
 		memcpy(p, r->envp[i], len);
 		p += len;
 	}
-	int rc = 0;
-	for (size_t off = 0; off < total;) {
-		ssize_t n = write(r->sb.job_w, buf + off, total - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = -1;
-			break;
-		}
-		off += (size_t)n;
-	}
+	int rc = fdio_write_all(r->sb.job_w, buf, total);
 	free(buf);
 	close_fd(&r->sb.job_w);
 	return rc;
