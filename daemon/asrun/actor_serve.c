@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +32,14 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "actor.h"
+#include "actor_msg.h"
 #include "actor_serve.h"
+#include "connect_run.h"
 #include "privsep.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -78,12 +82,12 @@ static bool in_writable(int fd)
 }
 static bool refused;       /* the last request was refused by a check here ... */
 static const char *refused_why; /* ... for this reason */
-static int refused_kind;        /* 1 a .git, 2 a mode */
+static int refused_kind;        /* enum actor_denied */
 
 static int refuse(int err)
 {
 	refused = true;
-	refused_kind = 1;
+	refused_kind = ACTOR_DENIED_GIT;
 	refused_why = "it would create or change a .git";
 	return -err;
 }
@@ -95,7 +99,7 @@ static int refuse_mode(mode_t mode, bool chmod_call)
 	if (!(mode & (S_ISUID | S_ISGID)) && !(chmod_call && (mode & S_IWOTH)))
 		return 0;
 	refused = true;
-	refused_kind = 2;
+	refused_kind = ACTOR_DENIED_MODE;
 	refused_why = chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode";
 	return -EPERM;
 }
@@ -469,6 +473,35 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 	return rc;
 }
 
+/* A connect to a unix socket path, from the caller's working directory
+ * (cwd), made by connect_run.c.  Returns the connected socket or -1, with
+ * r's error, and what was refused for the reply. */
+static int serve_connect(const struct actor_req *q, int cwd, uid_t uid, struct actor_resp *r)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	size_t path_off = offsetof(struct sockaddr_un, sun_path);
+	size_t n = q->len > path_off ? q->len - path_off : 0;
+	if (cwd < 0 || n == 0 || n > sizeof(addr.sun_path) || fchdir(cwd) < 0) {
+		r->err = EINVAL;
+		return -1;
+	}
+	memcpy(addr.sun_path, q->a, n);
+	struct connect_reply rep;
+	int s = connect_run(uid, q->flags, &addr, (socklen_t)q->len, &rep);
+	(void)!chdir("/");
+	r->err = rep.err;
+	if (rep.internal) {
+		r->denied = ACTOR_DENIED_DAEMON;
+		snprintf(r->what, sizeof(r->what), "a connect to a unix socket: the daemon could not %s (%s)", rep.step,
+		         strerror(rep.internal));
+	} else if (rep.err == EACCES) {
+		r->denied = ACTOR_DENIED_UNIX;
+		snprintf(r->what, sizeof(r->what), "a connect to the unix socket %.*s: its listener is not this run's",
+		         (int)strnlen(addr.sun_path, n < 120 ? n : 120), addr.sun_path);
+	}
+	return s;
+}
+
 /* The tables of what is guarded and writable, from the run's profile, and
  * the private /tmp and /dev/shm by device (in the run's view already). */
 static void setup(int host_proc, const struct sandbox_spec *spec)
@@ -501,17 +534,20 @@ noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *sp
 		ssize_t got = privsep_recv(sock, &q, sizeof(q), fds, 2);
 		if (got <= 0)
 			_exit(0);
-		struct actor_resp r = {.id = q.id, .cloexec = q.cloexec};
+		struct actor_resp r = {.id = q.id, .cloexec = q.cloexec, .replace = q.replace, .blocking = q.blocking};
 		int out = -1;
 		if (got != (ssize_t)sizeof(q) || memchr(q.a, '\0', sizeof(q.a)) == NULL ||
 		    memchr(q.b, '\0', sizeof(q.b)) == NULL)
 			r.err = EINVAL;
+		else if (q.op == ACTOR_CONNECT)
+			out = serve_connect(&q, q.n_fds > 0 ? fds[0] : -1, spec->uid, &r);
 		else {
 			refused = false;
 			r.err = -do_request(&q, q.n_fds > 0 ? fds[0] : -1, q.n_fds > 1 ? fds[1] : -1, &out);
 		}
-		r.denied = refused && r.err != 0 ? refused_kind : 0;
-		if (r.denied)
+		if (q.op != ACTOR_CONNECT)
+			r.denied = refused && r.err != 0 ? refused_kind : 0;
+		if (r.denied && q.op != ACTOR_CONNECT)
 			snprintf(r.what, sizeof(r.what), "%s %.120s: %s", op_name(q.op),
 			         q.op == ACTOR_SYMLINK || q.op == ACTOR_LINK || q.op == ACTOR_RENAME ? q.b : q.a,
 			         refused_why);

@@ -1,9 +1,9 @@
 /*
- * connect_run.c - the half of a run's connect(2) to a unix socket that is
- * made as the run (root/notify.c says why a connect is made for the run at
- * all, and forks the helper): root/notify.c's connect_helper has entered
- * the run's network namespace, root and working directory and dropped to
- * the run's uid before this runs.
+ * connect_run.c - a run's connect(2) to a unix socket, made as the run:
+ * root/notify.c says why a connect is made for the run at all, and hands
+ * it to the run's file actor (actor_serve.c), which root/actor.c has put
+ * into the run's network namespace and root and dropped to the run's uid;
+ * the actor enters the caller's working directory before this runs.
  *
  * Two tests, so that a refusal is silent: the socket the path names must
  * be listening in the run's own network namespace (where only the run's
@@ -78,10 +78,10 @@ out:
 	return found;
 }
 
-noreturn void connect_run(int back, uid_t uid, int type, const struct sockaddr_un *addr, socklen_t len)
+int connect_run(uid_t uid, int type, const struct sockaddr_un *addr, socklen_t len, struct connect_reply *rep)
 {
 	int err = 0;
-	struct connect_reply rep = {0};
+	*rep = (struct connect_reply){0};
 	char path[sizeof(addr->sun_path) + 1];
 	size_t pathlen = (size_t)len - offsetof(struct sockaddr_un, sun_path);
 	memcpy(path, addr->sun_path, pathlen);
@@ -93,8 +93,8 @@ noreturn void connect_run(int back, uid_t uid, int type, const struct sockaddr_u
 	else if (!S_ISSOCK(st.st_mode))
 		err = ECONNREFUSED;
 	else if ((here = listening_here(st.st_dev, st.st_ino)) < 0) {
-		rep.internal = errno ? errno : EIO;
-		rep.step = "list the run's sockets (sock_diag: AF_NETLINK)";
+		rep->internal = errno ? errno : EIO;
+		rep->step = "list the run's sockets (sock_diag: AF_NETLINK)";
 	} else if (here == 0)
 		err = EACCES; /* not the run's: nothing was sent its way */
 	else if ((s = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
@@ -107,7 +107,10 @@ noreturn void connect_run(int back, uid_t uid, int type, const struct sockaddr_u
 	             peer.uid != uid))
 		err = EACCES; /* someone else's socket: never handed over */
 
-	rep.err = rep.internal ? EACCES : err;
-	_exit(privsep_send(back, &rep, sizeof(rep), &s, rep.err ? 0 : 1) == 0 ? 0 : 1);
+	rep->err = rep->internal ? EACCES : err;
+	if (rep->err && s >= 0) {
+		close(s);
+		s = -1;
+	}
+	return s;
 }
-

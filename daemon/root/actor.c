@@ -67,6 +67,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -101,21 +102,28 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 	int sp[2];
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)target);
 	int rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
-		close(rootfd);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)target);
+	int netfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rootfd < 0 || netfd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		if (rootfd >= 0)
+			close(rootfd);
+		if (netfd >= 0)
+			close(netfd);
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(rootfd);
+		close(netfd);
 		close(sp[0]);
 		close(sp[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		close(sp[0]);
+		/* The run's network namespace: its unix sockets are listed
+		 * there (connect_run.c), and abstract names resolve there. */
+		int in_net = setns(netfd, CLONE_NEWNET);
 		/* Nothing of the supervisor's but these two: a prepared sandbox's
 		 * stdin pipe held open here would never reach EOF. */
 		keep_only(sp[1], rootfd);
@@ -126,7 +134,7 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 		(void)prctl(PR_SET_NAME, "sharness-actor", 0, 0, 0); /* apart from the waiting init in ps */
 		int hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int ready = 0;
-		if (hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
+		if (in_net < 0 || hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
 		    chroot(".") < 0 || chdir("/") < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
 		    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -141,6 +149,7 @@ int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
 		actor_serve(sp[1], hostproc, spec); /* as the run from here */
 	}
 	close(rootfd);
+	close(netfd);
 	close(sp[1]);
 	int ready = EIO;
 	struct pollfd p = {.fd = sp[0], .events = POLLIN};

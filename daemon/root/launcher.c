@@ -25,6 +25,7 @@
 #include "auditfile.h"
 #include "check.h"
 #include "log.h"
+#include "runcg.h"
 #include "uidpool.h"
 
 #define SUPERVISORS_MAX 1024
@@ -210,7 +211,14 @@ static void reap(struct state *st)
 		for (size_t i = 0; i < st->n; i++) {
 			if (st->sv[i].pid != pid)
 				continue;
-			if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+			/* The supervisor ran as the run's uid at the end, which may
+			 * not remove a cgroup: we do, once it is gone. */
+			char name[32];
+			snprintf(name, sizeof(name), "run-%u", st->sv[i].uid);
+			bool removed = runcg_remove(name) == 0;
+			if (!removed)
+				log_warn("run cgroup %s could not be removed: %s", name, strerror(errno));
+			if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && removed) {
 				uidpool_release(st->l->uids, st->sv[i].uid);
 			} else {
 				/* We cannot prove no process of this uid survives. */

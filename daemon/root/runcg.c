@@ -194,6 +194,7 @@ int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen)
 int cg_paths(struct run_cgroup *cg, const char *name)
 {
 	memset(cg, 0, sizeof(*cg));
+	cg->kill_fd = cg->freeze_fd = -1;
 	snprintf(cg->name, sizeof(cg->name), "%s", name);
 	if (cg_pathf(cg->procs_dir, sizeof(cg->procs_dir), "%s/%s/%s", S.pids.mnt, S.pids.parent, name) < 0 ||
 	    cg_pathf(cg->pids_rel, sizeof(cg->pids_rel), "/%s/%s", S.pids.parent, name) < 0)
@@ -269,7 +270,7 @@ static struct cgroup_controller *ctrl_of(struct run_cgroup *cg, const char *ctrl
 	return NULL;
 }
 
-static int read_u64(const char *dir, const char *file, uint64_t *out)
+int cg_read_u64(const char *dir, const char *file, uint64_t *out)
 {
 	char path[PATH_MAX + 64], buf[64], *end;
 
@@ -291,54 +292,13 @@ static bool exists_in(const char *dir, const char *file)
 	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) == 0 && access(path, F_OK) == 0;
 }
 
-/* The value of `key` in a flat-keyed file ("key value" lines). */
-static int read_key(const char *dir, const char *file, const char *key, uint64_t *out)
-{
-	char path[PATH_MAX + 64], buf[4096], *end;
-	size_t klen = strlen(key);
-
-	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 || cg_read_small(path, buf, sizeof(buf)) < 0)
-		return -1;
-	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (strncmp(l, key, klen) != 0 || l[klen] != ' ')
-			continue;
-		errno = 0;
-		*out = strtoull(l + klen + 1, &end, 10);
-		if (errno || end == l + klen + 1)
-			break;
-		return 0;
-	}
-	errno = ENOENT;
-	return -1;
-}
-
-void runcg_usage(struct run_cgroup *cg, struct runcg_usage *u)
-{
-	uint64_t v;
-
-	memset(u, 0, sizeof(*u));
-	if (!cg)
-		return;
-	if (cg->v2_dir[0] && read_key(cg->v2_dir, "cpu.stat", "usage_usec", &v) == 0)
-		u->have_cpu = true, u->cpu_us = v;
-	if (cg->mem_dir[0] &&
-	    read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.peak" : "memory.max_usage_in_bytes", &v) == 0)
-		u->have_peak_memory = true, u->peak_memory = v;
-	if (read_u64(cg->procs_dir, "pids.peak", &v) == 0)
-		u->have_peak_pids = true, u->peak_pids = v;
-	if (read_key(cg->procs_dir, "pids.events", "max", &v) == 0)
-		u->have_pids_limited = true, u->pids_limited = v > 0;
-	if (cg->mem_dir[0] &&
-	    read_key(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.events" : "memory.oom_control", "oom_kill", &v) == 0)
-		u->have_oom_killed = true, u->oom_killed = v > 0;
-}
-
 struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t memory_max, char *err,
                                 size_t errlen)
 {
 	struct run_cgroup *cg;
 	struct cgroup_controller *c;
 	uint64_t got, mem = 0;
+	char path[PATH_MAX + 32];
 	bool created = false;
 	int rc, e;
 
@@ -416,15 +376,27 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 	}
 	/* Fail closed: read the limits back instead of trusting that every
 	 * value reached the kernel. */
-	if (read_u64(cg->procs_dir, "pids.max", &got) < 0 || got != pids_max) {
+	if (cg_read_u64(cg->procs_dir, "pids.max", &got) < 0 || got != pids_max) {
 		errmsg_set(err, errlen, "cgroup: pids.max of %s did not take effect", name);
 		errno = EIO;
 		goto err_delete;
 	}
-	if (mem && (read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.max" : "memory.limit_in_bytes", &got) < 0 ||
+	if (mem && (cg_read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.max" : "memory.limit_in_bytes", &got) < 0 ||
 	            got != mem)) {
 		errmsg_set(err, errlen, "cgroup: the memory limit of %s did not take effect", name);
 		errno = EIO;
+		goto err_delete;
+	}
+	/* The files that stop the run, opened now: the supervisor that kills
+	 * it runs as the run's uid by then (supervise.c), and a cgroup file
+	 * checks its writer when it is opened. */
+	if ((cg->v2_dir[0] && (cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0 ||
+	                       (cg->kill_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)) ||
+	    (cg->frz_dir[0] && (cg_pathf(path, sizeof(path), "%s/freezer.state", cg->frz_dir) < 0 ||
+	                        (cg->freeze_fd = open(path, O_RDWR | O_CLOEXEC)) < 0))) {
+		e = errno;
+		errmsg_set(err, errlen, "cgroup: cannot open the kill file of %s: %s", name, strerror(e));
+		errno = e;
 		goto err_delete;
 	}
 	return cg;
@@ -446,8 +418,7 @@ err_delete:
 	errno = e;
 err_free:
 	e = errno;
-	cg_free_objects(cg);
-	free(cg);
+	runcg_release(cg);
 	errno = e;
 	return NULL;
 }
@@ -521,16 +492,17 @@ static int kill_pass(struct run_cgroup *cg)
 
 static void freeze(struct run_cgroup *cg, bool on)
 {
-	char path[PATH_MAX + 32], buf[32];
+	const char *state = on ? "FROZEN" : "THAWED";
+	char buf[32];
 	struct timespec ts = { 0, 200000 };
 
-	if (cg_pathf(path, sizeof(path), "%s/freezer.state", cg->frz_dir) < 0 ||
-	    cg_write_str(path, on ? "FROZEN" : "THAWED") < 0 || !on)
+	if (pwrite(cg->freeze_fd, state, strlen(state), 0) < 0 || !on)
 		return;
 	/* FREEZING -> FROZEN is asynchronous; 50 ms at most, then go on (a
 	 * partly frozen group is still better than none). */
 	for (int i = 0; i < 250; i++) {
-		if (cg_read_small(path, buf, sizeof(buf)) > 0 && strncmp(buf, "FROZEN", 6) == 0)
+		ssize_t n = pread(cg->freeze_fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0 && strncmp(buf, "FROZEN", 6) == 0)
 			return;
 		nanosleep(&ts, NULL);
 	}
@@ -548,9 +520,14 @@ int runcg_kill(struct run_cgroup *cg)
 	}
 	if (cg->v2_dir[0]) {
 		/* cgroup.kill (Linux 5.14, commit 661ee6280) SIGKILLs the whole
-		 * subtree and processes forking concurrently. */
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0 || cg_write_str(path, "1") < 0)
-			return errno == ENOENT ? 0 : -1;
+		 * subtree and processes forking concurrently.  Start-up's crash
+		 * recovery kills cgroups it did not create: by path. */
+		int rc = cg->kill_fd >= 0 ? (pwrite(cg->kill_fd, "1", 1, 0) == 1 ? 0 : -1)
+		                          : cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0
+		                                ? -1
+		                                : cg_write_str(path, "1");
+		if (rc < 0)
+			return errno == ENOENT || errno == ENODEV ? 0 : -1;
 		/* Hybrid: a process attached to the pids cgroup only (attach
 		 * half done) is still caught by one pass below. */
 		if (cg->own_v2_dir && kill_pass(cg) < 0 && errno != ENOENT)
@@ -558,10 +535,10 @@ int runcg_kill(struct run_cgroup *cg)
 		return 0;
 	}
 	for (round = 0; round < KILL_ROUNDS; round++) {
-		if (cg->frz_dir[0])
+		if (cg->freeze_fd >= 0)
 			freeze(cg, true);
 		n = kill_pass(cg);
-		if (cg->frz_dir[0])
+		if (cg->freeze_fd >= 0)
 			freeze(cg, false); /* SIGKILL is acted on when thawed */
 		if (n <= 0)
 			return n;
@@ -692,9 +669,36 @@ int runcg_destroy(struct run_cgroup *cg)
 			}
 		}
 	}
-	cg_free_objects(cg);
-	free(cg);
+	runcg_release(cg);
 	if (rc)
 		errno = e;
 	return rc;
+}
+
+void runcg_release(struct run_cgroup *cg)
+{
+	if (!cg)
+		return;
+	if (cg->kill_fd >= 0)
+		close(cg->kill_fd);
+	if (cg->freeze_fd >= 0)
+		close(cg->freeze_fd);
+	cg_free_objects(cg);
+	free(cg);
+}
+
+int runcg_remove(const char *name)
+{
+	struct run_cgroup *cg;
+	if (!cg_name_ok(name) || !(cg = calloc(1, sizeof(*cg)))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (cg_paths(cg, name) < 0 || cg_objects(cg) < 0) {
+		int e = errno;
+		runcg_release(cg);
+		errno = e;
+		return -1;
+	}
+	return runcg_destroy(cg);
 }

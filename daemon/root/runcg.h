@@ -62,23 +62,15 @@ int runcg_attach(struct run_cgroup *cg, pid_t pid);
 int runcg_kill(struct run_cgroup *cg);
 /* 0 once no process is left, -1 with errno ETIMEDOUT after timeout_ms. */
 int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms);
-/* What the run cost, read from its cgroup (before runcg_destroy).  A field
- * whose have_* is false is one the kernel or layout cannot give:
- *   cpu_us        cgroup2 cpu.stat usage_usec (a core file, no cpu
- *                 controller needed): v2 and hybrid (the unified mount);
- *                 pure v1 has none (no cpuacct hierarchy is set up)
- *   peak_memory   v2 memory.peak (Linux 5.19+), v1 memory.max_usage_in_bytes
- *   peak_pids     pids.peak (Linux 6.13+, v1 and v2)
- *   pids_limited  pids.events "max" > 0: a fork was refused at pids.max
- *   oom_killed    v2 memory.events / v1 memory.oom_control "oom_kill" > 0 */
-struct runcg_usage {
-	bool have_cpu, have_peak_memory, have_peak_pids, have_pids_limited, have_oom_killed;
-	uint64_t cpu_us, peak_memory, peak_pids;
-	bool pids_limited, oom_killed;
-};
-void runcg_usage(struct run_cgroup *cg, struct runcg_usage *u);
 /* Remove the (empty) cgroup and free cg; -1 (cg still freed) if it could not be removed. */
 int runcg_destroy(struct run_cgroup *cg);
+
+/* Free cg and close its files, leaving the cgroup in place: the launcher
+ * removes it by name once the run's supervisor has exited (runcg_remove). */
+void runcg_release(struct run_cgroup *cg);
+
+/* Remove the empty run cgroup `name` (runcg_create's), as runcg_destroy. */
+int runcg_remove(const char *name);
 
 /* Read-only probe for `sharnessd --doctor`: what runcg_init_named would find,
  * without cgroup_init, mkdir, moves or writes.  Fills `p`; never fails (an

@@ -1,7 +1,8 @@
 /*
  * runcg_layout.h - the cgroup layout start-up found and the helpers both
  * halves use: start/cgsetup.c (layout, delegation, crash recovery, the
- * doctor's probe) and root/runcg.c (one cgroup per run).  Internal to the
+ * doctor's probe) and root/runcg.c (one cgroup per run), and what
+ * asrun/usage.c reads of a run's cgroup.  Internal to the
  * two; everything else uses runcg.h.
  *
  * Trust: privileged.
@@ -12,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <libcgroup.h>
@@ -51,6 +53,8 @@ struct run_cgroup {
 	char frz_dir[PATH_MAX];   /* v1 freezer, "" if none */
 	char v2_dir[PATH_MAX];    /* cgroup2 dir with cgroup.kill/events, "" on v1 */
 	bool own_v2_dir;          /* hybrid: we mkdir/rmdir v2_dir ourselves */
+	int kill_fd;              /* v2_dir's cgroup.kill, opened by root at creation; -1 none */
+	int freeze_fd;            /* frz_dir's freezer.state, likewise */
 };
 
 /* libcgroup calls itself only "theoretically thread safe"; one lock around
@@ -60,6 +64,7 @@ extern pthread_mutex_t cg_lc_lock;
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cg_lc_errno(int rc);
 ssize_t cg_read_small(const char *path, char *buf, size_t len);
+int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 int cg_write_str(const char *path, const char *s);
 bool cg_name_ok(const char *name);
 int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -42,39 +44,16 @@
 #include "launcher.h"
 #include "log.h"
 #include "mount.h"
-#include "notify.h"
 #include "check.h"
 #include "ns.h"
 #include "runcg.h"
 #include "sandbox.h"
+#include "supervise.h"
+#include "watch.h"
 #include "seccomp.h"
 
-#define ENVP_MAX SANDBOX_ENV_MAX
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define PROXY_PORT_STR STR(PRIVSEP_PROXY_PORT)
 #define CLEANUP_WAIT_MS 2000
-#define DENIALS_LOGGED 5 /* per run: a loop of refused connects is not a flood of log lines */
 #define SETUP_WAIT_MS 30000 /* a sandbox's own setup: mounts, Landlock, seccomp */
-
-/* What prepare() builds ahead of a request. */
-struct sandbox_ready {
-	struct run_cgroup *cg;
-	pid_t init;
-	int out_r, err_r, in_w;  /* the command's pipes, our ends */
-	int status_r;            /* struct sandbox_status from the init */
-	int sync_w;              /* held open while we live: the init watches it */
-	int job_w;               /* the job goes here */
-	int listener;            /* proxy profiles: 127.0.0.1:PROXY_PORT in the run's netns */
-	int notify;              /* the run's seccomp listener (umask), taken from the init */
-	struct actor actor;      /* the run's file actor, started ahead with the sandbox */
-	char error[200];         /* set when preparing failed */
-	char view[512];          /* what the view was built from (view_facts) */
-};
-
-#define SANDBOX_NONE                                                                                    \
-	((struct sandbox_ready){.out_r = -1, .err_r = -1, .in_w = -1, .status_r = -1, .sync_w = -1, .job_w = -1, \
-	                        .listener = -1, .notify = -1, .init = -1})
 
 struct run {
 	const struct launcher *l;
@@ -87,30 +66,10 @@ struct run {
 	char *payload;           /* cmd | cwd | env, each NUL-terminated copy below */
 	char *cmd, *cwd_req, *env;
 	char cwd[PATH_MAX];
-	char *envp[ENVP_MAX + 1];
 	struct timespec t0;      /* the request's arrival: ms and the timeout count from here */
-	uint64_t us[8];          /* phase timings for --verbose */
 };
 
-enum phase { PH_CHECKED, PH_JOB, PH_STARTED, PH_EXITED, PH_EMPTY, PH_REMOVED, PH_COUNT };
-
-static void stamp(struct run *r, enum phase ph)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	r->us[ph] = (uint64_t)(t.tv_sec - r->t0.tv_sec) * 1000000 + (uint64_t)((t.tv_nsec - r->t0.tv_nsec) / 1000);
-}
-
-static uint64_t ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000 + (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
-}
-
 static noreturn void teardown_exit(struct run *r);
-struct sandbox_status;
-static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst);
 
 /* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
 static noreturn void refuse(struct run *r, enum privsep_error e, const char *msg)
@@ -184,39 +143,6 @@ static void check_request(struct run *r)
 		refuse(r, PRIVSEP_ERR_CWD, msg);
 }
 
-/* The environment is built from nothing (SPEC §6): the base, then the
- * profile's grants, then the request's (validated) variables. */
-static void build_env(struct run *r)
-{
-	size_t n = 0;
-	r->envp[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	r->envp[n++] = "HOME=" SANDBOX_HOME;
-	r->envp[n++] = "LANG=C.UTF-8";
-	r->envp[n++] = "TZ=UTC";
-	/* bash looks its user up in NSS (dlopen of nss_systemd, userdb probes)
-	 * to set $SHELL when it is missing: a third of its start-up here. */
-	r->envp[n++] = "SHELL=/bin/bash";
-	for (size_t i = 0; i < r->p->n_env && n < ENVP_MAX; i++) {
-		size_t len = strlen(r->p->env[i].name) + strlen(r->p->env[i].value) + 2;
-		char *s = malloc(len);
-		if (!s)
-			refuse(r, PRIVSEP_ERR_SETUP, "The launcher is out of memory.");
-		snprintf(s, len, "%s=%s", r->p->env[i].name, r->p->env[i].value);
-		r->envp[n++] = s;
-	}
-	if (r->p->network == PROFILE_NETWORK_PROXY) {
-		static char *const proxy_env[] = {
-			"HTTP_PROXY=http://127.0.0.1:" PROXY_PORT_STR, "HTTPS_PROXY=http://127.0.0.1:" PROXY_PORT_STR,
-			"http_proxy=http://127.0.0.1:" PROXY_PORT_STR, "https_proxy=http://127.0.0.1:" PROXY_PORT_STR,
-			"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"};
-		for (size_t i = 0; i < sizeof(proxy_env) / sizeof(proxy_env[0]); i++)
-			r->envp[n++] = proxy_env[i];
-	}
-	for (size_t off = 0; off < r->req->env_len && n < ENVP_MAX; off += strlen(r->env + off) + 1)
-		r->envp[n++] = r->env + off;
-	r->envp[n] = NULL;
-}
-
 /* The egress proxy's door inside the run: a listening socket on
  * 127.0.0.1:PRIVSEP_PROXY_PORT in the sandbox's own network namespace,
  * made here (root) by entering that namespace for a moment.  Its fd goes to
@@ -261,7 +187,7 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static void kill_run(struct sandbox_ready *sb)
+void supervise_kill(struct sandbox_ready *sb)
 {
 	/* Killing the pid namespace's init makes the kernel kill every process
 	 * in it; the cgroup kill also catches anything mid-fork. */
@@ -273,14 +199,14 @@ static void kill_run(struct sandbox_ready *sb)
 
 /* Kill what is left, reap the init, and wait until the cgroup is empty.
  * Returns 0 once nothing of the run lives on. */
-static int stop_run(struct sandbox_ready *sb)
+int supervise_stop(struct sandbox_ready *sb)
 {
 	int rc = 0;
 	/* The init exits after the command; its pid namespace dies with it
 	 * (every process in it is killed before the init is reaped), so a
 	 * kill is needed only when it is still there. */
 	if (sb->init > 0 && waitpid(sb->init, NULL, WNOHANG) == 0)
-		kill_run(sb);
+		supervise_kill(sb);
 	if (sb->init > 0)
 		while (waitpid(sb->init, NULL, 0) < 0 && errno == EINTR)
 			;
@@ -309,28 +235,11 @@ static int remove_cgroup(struct sandbox_ready *sb)
 	return rc;
 }
 
-/* What the run cost, from its cgroup, which still exists: every process of
- * the run is gone (or being killed), and cgroup counters outlive them. */
-static void read_usage(struct sandbox_ready *sb, struct privsep_usage *pu)
-{
-	struct runcg_usage u;
-	runcg_usage(sb->cg, &u);
-	memset(pu, 0, sizeof(*pu));
-	pu->have = (u.have_cpu ? PRIVSEP_USAGE_CPU : 0) | (u.have_peak_memory ? PRIVSEP_USAGE_PEAK_MEMORY : 0) |
-	           (u.have_peak_pids ? PRIVSEP_USAGE_PEAK_PIDS : 0) | (u.have_oom_killed ? PRIVSEP_USAGE_OOM : 0) |
-	           (u.have_pids_limited ? PRIVSEP_USAGE_PIDS_LIMITED : 0);
-	pu->cpu_us = u.cpu_us;
-	pu->peak_memory_bytes = u.peak_memory;
-	pu->peak_pids = u.peak_pids;
-	pu->oom_killed = u.oom_killed;
-	pu->pids_limited = u.pids_limited;
-}
-
-/* stop_run and remove_cgroup: 0 only when both worked, which proves
+/* supervise_stop and remove_cgroup: 0 only when both worked, which proves
  * nothing of the uid lives on. */
 static int teardown(struct sandbox_ready *sb)
 {
-	int stopped = stop_run(sb);
+	int stopped = supervise_stop(sb);
 	return remove_cgroup(sb) < 0 || stopped < 0 ? -1 : 0;
 }
 
@@ -405,7 +314,7 @@ static void take_listener(struct sandbox_ready *sb)
 	if (got == (ssize_t)sizeof(st) && st.kind == SANDBOX_STATUS_SETUP_FAILED) {
 		if (fd >= 0)
 			close(fd);
-		sandbox_failure(sb->error, sizeof(sb->error), &st);
+		supervise_failure(sb->error, sizeof(sb->error), &st);
 		return;
 	}
 	if (got != (ssize_t)sizeof(st) || st.kind != SANDBOX_STATUS_READY || fd < 0) {
@@ -502,8 +411,8 @@ static void prepare(struct run *r)
 	 * /dev/null`): the actor that makes those writes (actor.c) is started
 	 * now, off the request's path.  If it cannot start here, the run's
 	 * first write tries again and names the failure (notify.c). */
-	if (!sb->error[0])
-		(void)actor_start(&sb->actor, init, &spec);
+	if (!sb->error[0] && actor_start(&sb->actor, init, &spec) < 0)
+		sb->actor_err = errno;
 out:
 	close_fd(&userns);
 	for (int i = 0; i < 2; i++) {
@@ -516,8 +425,7 @@ out:
 	}
 }
 
-/* "The sandbox could not be built: STEP failed (SYSCALL PATH): ERRNO." */
-static void sandbox_failure(char *out, size_t len, struct sandbox_status *sst)
+void supervise_failure(char *out, size_t len, struct sandbox_status *sst)
 {
 	sst->what[sizeof(sst->what) - 1] = '\0'; /* from the child: terminate it ourselves */
 	if (sst->what[0])
@@ -534,7 +442,7 @@ static void note_early_status(struct run *r)
 	struct sandbox_status sst;
 	ssize_t n = read(r->sb.status_r, &sst, sizeof(sst));
 	if (n == (ssize_t)sizeof(sst) && sst.kind == SANDBOX_STATUS_SETUP_FAILED)
-		sandbox_failure(r->sb.error, sizeof(r->sb.error), &sst);
+		supervise_failure(r->sb.error, sizeof(r->sb.error), &sst);
 	else if (!r->sb.error[0]) /* else take_listener already said why */
 		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox ended before its command was given.");
 	log_warn("%s", r->sb.error);
@@ -574,154 +482,51 @@ static int wait_for_request(struct run *r, int job_sock, int sfd, struct privsep
 	}
 }
 
-/* Write the job: cwd, cmd and the environment, built from nothing. */
-static int send_job(struct run *r)
+/* The file systems a run may write to on the host, for the disk watch
+ * (asrun/watch.c): the workspace's and each write path's, opened here,
+ * as root, since the run's uid may not reach them by path. */
+static void open_disks(const struct run *r, struct watch *w)
 {
-	struct sandbox_job h = {.has_stdin = r->req->has_stdin};
-	size_t envc = 0, envlen = 0;
-	h.cwd_len = (uint32_t)strlen(r->cwd);
-	h.cmd_len = r->req->cmd_len;
-	for (; r->envp[envc]; envc++)
-		envlen += strlen(r->envp[envc]) + 1;
-	h.env_len = (uint32_t)envlen;
-	h.env_count = (uint32_t)envc;
-	size_t total = sizeof(h) + h.cwd_len + h.cmd_len + envlen;
-	char *buf = malloc(total), *p = buf;
-	if (!buf)
-		return -1;
-	memcpy(p, &h, sizeof(h));
-	p += sizeof(h);
-	memcpy(p, r->cwd, h.cwd_len);
-	p += h.cwd_len;
-	memcpy(p, r->cmd, h.cmd_len);
-	p += h.cmd_len;
-	for (size_t i = 0; i < envc; i++) {
-		size_t len = strlen(r->envp[i]) + 1;
-		memcpy(p, r->envp[i], len);
-		p += len;
+	const char *paths[1 + PROFILE_LIST_MAX];
+	size_t n = 0;
+	if (r->p->workspace_write)
+		paths[n++] = r->workspace;
+	for (size_t i = 0; i < r->p->n_write_paths && n < sizeof(paths) / sizeof(paths[0]); i++)
+		paths[n++] = r->p->write_paths[i];
+	for (size_t i = 0; i < n; i++) {
+		int fd = open(paths[i], O_PATH | O_CLOEXEC);
+		if (fd >= 0)
+			w->disk[w->n_disk++] = (struct watch_disk){.path = paths[i], .fd = fd};
 	}
-	int rc = fdio_write_all(r->sb.job_w, buf, total);
-	free(buf);
-	close_fd(&r->sb.job_w);
-	return rc;
 }
 
 /*
- * The disk a writable run may consume (SPEC §15.2, issue 12).  No quota
- * works on every file system the workspace may live on, so the supervisor
- * watches statvfs(2) of the workspace's file system every DISK_TICK_MS
- * while the run lives and kills it (as a timeout does) once it has
- * consumed more than limits.disk_max_bytes or limits.disk_max_inodes since
- * it started, or once its writing has taken the free space or inodes below
- * limits.disk_reserve_* (the audit log and the next run need room).  The
- * count is the file system's, so a concurrent writer counts too: the bound
- * is on the file system, never looser than the run's own share.  The slack
- * is what the run writes in one tick; fallocate, which reserves gigabytes in
- * one call, is EOPNOTSUPP in the run's seccomp filter for that reason.
+ * Become the run: the run's uid and gid, no groups, no capability left,
+ * no_new_privs, not dumpable.  Everything after this (asrun/watch.c: the
+ * timeout, the disk watch, the seccomp notifications, reading the run's
+ * memory for them, the kill and the usage) needs no privilege: the run's
+ * processes are our descendants and of our uid, so we may read them
+ * (ptrace access mode, Yama scope 1 at most: start-up checks it); the
+ * cgroup's kill file was opened by root (runcg.c); the launcher removes
+ * the cgroup once we exit.  The run cannot reach us back: we live outside
+ * its pid namespace, where it can name no process of ours.
  */
-#define DISK_TICK_MS 50
-
-/* Every file system a run may write to on the host: the workspace's and
- * each of the profile's write_paths (one entry per device). */
-struct disk_watch {
-	bool on;
-	size_t n;
-	struct disk_fs {
-		const char *path;
-		dev_t dev;
-		uint64_t bfree0, ffree0; /* at the run's start, in bytes and inodes */
-	} fs[1 + PROFILE_LIST_MAX];
-};
-
-static int disk_stat(const char *path, uint64_t *bfree, uint64_t *bavail, uint64_t *ffree, uint64_t *favail,
-                     bool *has_inodes)
+static void become_run(struct run *r, pid_t launcher)
 {
-	struct statvfs v;
-	if (statvfs(path, &v) < 0)
-		return -1;
-	*bfree = (uint64_t)v.f_bfree * v.f_frsize;
-	*bavail = (uint64_t)v.f_bavail * v.f_frsize;
-	*ffree = v.f_ffree;
-	*favail = v.f_favail;
-	/* btrfs and an unbounded tmpfs report no inode count at all */
-	*has_inodes = v.f_files != 0;
-	return 0;
-}
-
-static void disk_add(struct disk_watch *w, const char *path)
-{
-	struct stat st;
-	uint64_t bavail, favail;
-	bool has_inodes;
-	if (w->n >= sizeof(w->fs) / sizeof(w->fs[0]) || stat(path, &st) < 0)
-		return;
-	for (size_t i = 0; i < w->n; i++)
-		if (w->fs[i].dev == st.st_dev)
-			return;
-	struct disk_fs *f = &w->fs[w->n];
-	if (disk_stat(path, &f->bfree0, &bavail, &f->ffree0, &favail, &has_inodes) < 0)
-		return;
-	f->path = path;
-	f->dev = st.st_dev;
-	w->n++;
-}
-
-static void disk_start(const struct run *r, struct disk_watch *w)
-{
-	w->n = 0;
-	if (r->p->workspace_write)
-		disk_add(w, r->workspace);
-	for (size_t i = 0; i < r->p->n_write_paths; i++)
-		disk_add(w, r->p->write_paths[i]);
-	w->on = w->n > 0;
-}
-
-/* 1 and `msg` set when the run went past a bound on one file system. */
-static int disk_over_fs(const struct run *r, const struct disk_fs *f, char *msg, size_t len)
-{
-	const struct config *c = r->l->cfg;
-	uint64_t bfree, bavail, ffree, favail;
-	bool has_inodes;
-
-	if (disk_stat(f->path, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
-		return 0;
-	uint64_t bytes = f->bfree0 > bfree ? f->bfree0 - bfree : 0;
-	uint64_t inodes = has_inodes && f->ffree0 > ffree ? f->ffree0 - ffree : 0;
-	const char *what = NULL;
-	uint64_t used = 0, bound = 0;
-	if (bytes > c->disk_max_bytes)
-		what = "limits.disk_max_bytes", used = bytes, bound = c->disk_max_bytes;
-	else if (inodes > c->disk_max_inodes)
-		what = "limits.disk_max_inodes", used = inodes, bound = c->disk_max_inodes;
-	else if (bytes > 0 && bavail < c->disk_reserve_bytes)
-		what = "limits.disk_reserve_bytes", used = bavail, bound = c->disk_reserve_bytes;
-	else if (inodes > 0 && has_inodes && favail < c->disk_reserve_inodes)
-		what = "limits.disk_reserve_inodes", used = favail, bound = c->disk_reserve_inodes;
-	if (!what)
-		return 0;
-	char where[64]; /* the reply's message is one sentence of 256 bytes */
-	if (f->path == r->workspace)
-		snprintf(where, sizeof(where), "the workspace's file system");
-	else
-		snprintf(where, sizeof(where), "the file system of %.40s", f->path);
-	const char *unit = strstr(what, "inodes") ? "inodes" : "bytes";
-	if (strstr(what, "reserve"))
-		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on %s, below %s (%llu); "
-		         "free space there (what it wrote is still there).",
-		         (unsigned long long)used, unit, where, what, (unsigned long long)bound);
-	else
-		snprintf(msg, len, "The run was stopped: it consumed %llu %s of %s, more than %s (%llu); what it "
-		         "wrote is still there; remove it, or raise the limit.",
-		         (unsigned long long)used, unit, where, what, (unsigned long long)bound);
-	return 1;
-}
-
-static int disk_over(const struct run *r, const struct disk_watch *w, char *msg, size_t len)
-{
-	for (size_t i = 0; w->on && i < w->n; i++)
-		if (disk_over_fs(r, &w->fs[i], msg, len))
-			return 1;
-	return 0;
+	uid_t u = r->uid;
+	struct __user_cap_header_struct ch = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct cd[2] = {0};
+	if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+	    syscall(SYS_capget, &ch, cd) < 0 || cd[0].permitted || cd[1].permitted || cd[0].effective ||
+	    cd[1].effective) {
+		log_warn("run %s: the supervisor could not drop to uid %u: %s", r->req->run_id, u, strerror(errno));
+		refuse(r, PRIVSEP_ERR_SETUP, "The run's supervisor could not drop to the run's uid.");
+	}
+	/* A change of uid clears the parent-death signal: again, and the
+	 * launcher may have died in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != launcher)
+		refuse(r, PRIVSEP_ERR_CAPACITY, "The daemon is shutting down; the run was stopped.");
 }
 
 noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
@@ -729,8 +534,8 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 {
 	struct run r = {.l = l, .chan = -1, .uid = uid};
 	struct privsep_run req;
-	struct privsep_exit ex;
 	sigset_t mask;
+	pid_t launcher = getppid();
 	int payload = -1;
 
 	log_set_prefix("run");
@@ -756,7 +561,6 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		refuse(&r, PRIVSEP_ERR_INVALID, "The launcher refused the request: it reached the wrong sandbox.");
 	read_payload(&r, payload);
 	check_request(&r);
-	build_env(&r);
 	char view[sizeof(r.sb.view)];
 	make_exec_dirs(&r);
 	view_facts(&r, view, sizeof(view));
@@ -767,159 +571,11 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		r.sb = SANDBOX_NONE;
 		prepare(&r);
 	}
-	stamp(&r, PH_CHECKED);
 	if (r.sb.error[0])
 		refuse(&r, PRIVSEP_ERR_SETUP, r.sb.error);
-	struct disk_watch disk = {0};
-	disk_start(&r, &disk);
-	if (send_job(&r) < 0)
-		refuse(&r, PRIVSEP_ERR_SETUP, "The sandbox did not take its job.");
-	stamp(&r, PH_JOB);
-	if (!req.has_stdin)
-		close_fd(&r.sb.in_w);
-	struct privsep_started started = {.uid = uid, .has_stdin = req.has_stdin, .has_proxy = r.sb.listener >= 0};
-	privsep_header_init(&started.h, PRIVSEP_STARTED);
-	int fds[4] = {r.sb.out_r, r.sb.err_r, r.sb.in_w, r.sb.listener};
-	privsep_send_nowait(r.chan, &started, sizeof(started), fds, 4);
-	close_fd(&r.sb.out_r);
-	close_fd(&r.sb.err_r);
-	close_fd(&r.sb.in_w);
-	close_fd(&r.sb.listener);
-	stamp(&r, PH_STARTED);
-
-	memset(&ex, 0, sizeof(ex));
-	uint64_t deadline = (uint64_t)req.timeout_s * 1000;
-	/* What the actor needs to stand where the run stands (actor.c). */
-	struct sandbox_spec actor_spec = {.uid = uid, .profile = r.p, .workspace = r.workspace,
-	                                  .proxy_port = r.p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0};
-	struct notify_run nr = {.uid = uid, .tcp_port = (uint16_t)actor_spec.proxy_port, .spec = &actor_spec,
-	                        .actor = r.sb.actor};
-	r.sb.actor.pid = 0; /* the run's now: notify_stop ends it */
-	bool have_status = false;
-	uint64_t disk_next = 0; /* ms since t0 of the next disk look */
-	struct sandbox_status sst = {0};
-	for (;;) {
-		uint64_t now = ms_since(&r.t0);
-		int wait_ms = now >= deadline ? 0 : (int)(deadline - now);
-		if (disk.on && wait_ms > DISK_TICK_MS)
-			wait_ms = DISK_TICK_MS;
-		struct pollfd pfd[5] = {{.fd = r.sb.status_r, .events = POLLIN},
-		                        {.fd = r.chan, .events = POLLRDHUP},
-		                        {.fd = sfd, .events = POLLIN},
-		                        {.fd = r.sb.notify, .events = POLLIN},
-		                        {.fd = nr.actor.pid > 0 ? nr.actor.sock : -1, .events = POLLIN}};
-		int n = poll(pfd, 5, wait_ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* The deadline and the disk, first and whatever else happened: a
-		 * run that writes sends a notification per call (actor.c), so the
-		 * poll may never time out while it runs. */
-		uint64_t t_now = ms_since(&r.t0);
-		if (t_now >= deadline && !(n > 0 && pfd[0].revents)) {
-			ex.timed_out = 1;
-			kill_run(&r.sb);
-			break;
-		}
-		if (disk.on && t_now >= disk_next) {
-			disk_next = t_now + DISK_TICK_MS;
-			if (disk_over(&r, &disk, ex.message, sizeof(ex.message))) {
-				ex.disk_limited = 1;
-				log_info("run %s: %s", req.run_id, ex.message);
-				kill_run(&r.sb);
-				break;
-			}
-		}
-		if (n > 0 && pfd[4].revents) {
-			/* The actor's answer to a write of the run (notify.c). */
-			unsigned denied = nr.n_denied;
-			if (!(pfd[4].revents & POLLIN) || r.sb.notify < 0 || notify_actor_answer(r.sb.notify, &nr) < 0) {
-				/* Calls it held would wait forever: fail closed. */
-				notify_stop(&nr);
-				snprintf(ex.message, sizeof(ex.message),
-				         "The run's file actor ended unexpectedly; the run was stopped.");
-				ex.error = PRIVSEP_ERR_SETUP;
-				log_warn("run %s: %s", req.run_id, ex.message);
-				kill_run(&r.sb);
-				break;
-			}
-			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
-				log_info("run %s: refused %s", req.run_id, nr.denied);
-			if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents && !pfd[3].revents)
-				continue;
-		}
-		if (n > 0 && pfd[3].revents && !pfd[0].revents && !pfd[1].revents && !pfd[2].revents) {
-			/* (the actor's fd is handled above) */
-			/* A umask() or connect() of the run (notify.c); a dead
-			 * listener (POLLHUP: no process of the run is left) is
-			 * dropped. */
-			unsigned denied = nr.n_denied;
-			if (!(pfd[3].revents & POLLIN) || notify_answer(r.sb.notify, &nr) < 0)
-				close_fd(&r.sb.notify);
-			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
-				log_info("run %s: refused %s", req.run_id, nr.denied);
-			continue;
-		}
-		if (n == 0)
-			continue;
-		if (pfd[0].revents) {
-			ssize_t got = read(r.sb.status_r, &sst, sizeof(sst));
-			have_status = got == (ssize_t)sizeof(sst);
-			break;
-		}
-		if (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-			log_info("run %s: the front gave up on the run; killing it", req.run_id);
-			kill_run(&r.sb);
-			break;
-		}
-		if (pfd[2].revents) {
-			ex.error = PRIVSEP_ERR_CAPACITY;
-			snprintf(ex.message, sizeof(ex.message), "The daemon is shutting down; the run was stopped.");
-			kill_run(&r.sb);
-			break;
-		}
-	}
-	notify_stop(&nr);
-	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
-		ex.error = PRIVSEP_ERR_SETUP;
-		sandbox_failure(ex.message, sizeof(ex.message), &sst);
-		log_warn("run %s: %s", req.run_id, ex.message);
-	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited) {
-		if (WIFEXITED(sst.wstatus)) {
-			ex.exit_code = WEXITSTATUS(sst.wstatus);
-		} else {
-			ex.exit_code = -1;
-			ex.signal = WTERMSIG(sst.wstatus);
-		}
-	} else if (!ex.error) {
-		/* The init died without a word: it was killed (timeout, abort). */
-		ex.exit_code = -1;
-		ex.signal = SIGKILL;
-	}
-	stamp(&r, PH_EXITED);
-	/* When the init reported the exit itself, it had already killed and
-	 * reaped every other process of the run (sandbox.c): the reply may go
-	 * now, while the init's own exit tears the namespaces down.  Otherwise
-	 * (timeout, abort, a failure) the run is stopped first. */
-	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited;
-	if (!reported)
-		ex.cleanup_failed = stop_run(&r.sb) < 0;
-	read_usage(&r.sb, &ex.usage);
-	privsep_header_init(&ex.h, PRIVSEP_EXIT);
-	ex.ms = ms_since(&r.t0);
-	ex.n_denied = nr.n_denied;
-	memcpy(ex.denied, nr.first, sizeof(ex.denied));
-	privsep_send_nowait(r.chan, &ex, sizeof(ex), NULL, 0);
-	if (reported && stop_run(&r.sb) < 0)
-		ex.cleanup_failed = 1;
-	stamp(&r, PH_EMPTY);
-	if (remove_cgroup(&r.sb) < 0)
-		ex.cleanup_failed = 1;
-	stamp(&r, PH_REMOVED);
-	if (ex.cleanup_failed)
-		log_warn("run %s: a process or the cgroup outlived the run; uid %u is quarantined", req.run_id, uid);
-	log_debug("run %s: checked %lu us, job sent %lu, started %lu, exited %lu, empty %lu, removed %lu",
-	          req.run_id, (unsigned long)r.us[PH_CHECKED], (unsigned long)r.us[PH_JOB],
-	          (unsigned long)r.us[PH_STARTED], (unsigned long)r.us[PH_EXITED], (unsigned long)r.us[PH_EMPTY],
-	          (unsigned long)r.us[PH_REMOVED]);
-	_exit(ex.cleanup_failed ? 3 : 0);
+	struct watch w = {.cfg = l->cfg, .p = r.p, .workspace = r.workspace, .req = &req, .uid = uid,
+	                  .chan = r.chan, .sfd = sfd, .t0 = r.t0, .sb = &r.sb, .cwd = r.cwd, .cmd = r.cmd, .env = r.env};
+	open_disks(&r, &w);
+	become_run(&r, launcher);
+	watch_run(&w);
 }

@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -43,7 +44,6 @@
 #include "config.h"
 #include "instance.h"
 #include "landlock.h"
-#include "notify.h"
 #include "ns.h"
 #include "profile.h"
 #include "runcg.h"
@@ -520,14 +520,38 @@ static void unit_load(struct unit *u)
 	}
 }
 
-/* CAP_SYS_PTRACE: the supervisor makes each connect() of a run itself,
- * reading the address from the run's memory (notify.c).  Without it every
- * connect fails closed, the proxy's included. */
+bool doctor_can_connect(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *eff = strstr(buf, "\nCapEff:");
+	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	return (caps >> CAP_SYS_PTRACE & 1) && (caps >> CAP_SYS_CHROOT & 1);
+}
+
+int doctor_ptrace_scope(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? atoi(buf) : 0;
+}
+
+/* CAP_SYS_PTRACE and CAP_SYS_CHROOT: root starts each run's file actor in
+ * the run's root (chroot, and /proc/PID/root of the run's init, which is
+ * the run's uid by then).  The actor makes the run's writes and unix
+ * connects; without it they fail closed, the proxy's included. */
 static void check_ptrace(struct doctor *d)
 {
 	struct unit u;
 	unit_load(&u);
-	int have = notify_can_connect();
+	int have = doctor_can_connect();
 	if (!have)
 		fail(d, "CAP_SYS_PTRACE or CAP_SYS_CHROOT is not in this process's effective set: every connect "
 			"and write of a run (the proxy's too) would fail; run sharnessd as root with both");
@@ -535,8 +559,13 @@ static void check_ptrace(struct doctor *d)
 		fail(d, "the unit %s leaves out CAP_SYS_PTRACE or CAP_SYS_CHROOT (CapabilityBoundingSet=): every "
 			"connect and write of a run would fail; install the unit of this release or add both in a drop-in",
 		     u.where);
+	else if (doctor_ptrace_scope() > 1)
+		fail(d, "kernel.yama.ptrace_scope is %d: a run's supervisor, which runs as the run's uid, could not "
+			"read its run's calls; set it to 1 (sysctl kernel.yama.ptrace_scope=1; 3 needs a reboot)",
+		     doctor_ptrace_scope());
 	else
-		pass(d, "CAP_SYS_PTRACE and CAP_SYS_CHROOT%s: the supervisor can make a run's connects and writes", u.found ? ", in the unit too" : "");
+		pass(d, "CAP_SYS_PTRACE and CAP_SYS_CHROOT%s, Yama ptrace scope %d: a run's connects and writes can be "
+		     "made", u.found ? ", in the unit too" : "", doctor_ptrace_scope());
 }
 
 /* The front's executable: where start-up will look, and as trusted as we are. */

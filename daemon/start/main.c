@@ -40,7 +40,6 @@
 #include "landlock.h"
 #include "launcher.h"
 #include "log.h"
-#include "notify.h"
 #include "ns.h"
 #include "policy.h"
 #include "profile.h"
@@ -173,6 +172,10 @@ static int open_listener(const struct config *cfg)
 /* Fail closed (SPEC §6): every lock must work on this kernel. */
 static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
+	if (doctor_ptrace_scope() > 1)
+		log_fatal("kernel.yama.ptrace_scope is %d: a run's supervisor, which runs as the run's uid, could not "
+		          "read its run's calls; set it to 1 (sysctl kernel.yama.ptrace_scope=1; 3 needs a reboot)",
+		          doctor_ptrace_scope());
 	char err[256], parent[64];
 	/* Every ABI from 1: landlock.c's table names the lock that covers each
 	 * newer right; the refusal is worded from this system's facts. */
@@ -487,7 +490,7 @@ int main(int argc, char **argv)
 	free(h.profiles_json);
 	log_info("sharnessd %s listening on https://%s:%u (profiles: %zu, policy %s)", SHARNESS_VERSION,
 	         cfg.listen_host, cfg.listen_port, profiles.n, policy_hash);
-	if (!notify_can_connect())
+	if (!doctor_can_connect())
 		log_warn("CAP_SYS_PTRACE or CAP_SYS_CHROOT is missing: every connect and every write of a run (the "
 		         "proxy's too) will fail; start sharnessd with both (the unit of this release grants them)");
 	notify_systemd("READY=1");

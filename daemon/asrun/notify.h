@@ -1,8 +1,8 @@
 /*
  * notify.h - the supervisor's answers to a run's seccomp notifications
- * (umask and connect; notify.c says why each is answered here).
+ * (umask, connect and the writes; notify.c says why each is answered here).
  *
- * Trust: privileged (the supervisor).
+ * Trust: runs as the run's uid (the supervisor after its drop).
  */
 #ifndef SHARNESS_NOTIFY_H
 #define SHARNESS_NOTIFY_H
@@ -13,14 +13,12 @@
 
 #include "actor.h"
 #include "privsep.h"
-#include "sandbox.h"
 
 struct notify_run {
 	uid_t uid;          /* the run's uid: the only listener it may connect to */
 	uint16_t tcp_port;  /* the proxy's port, 0 when the profile has no network */
-	const struct sandbox_spec *spec; /* for the actor: uid, profile, workspace */
-	struct actor actor; /* started at the run's first write that needs it */
-	bool actor_failed;
+	struct actor actor; /* the run's file actor (actor.c): its writes and unix connects */
+	int actor_err;      /* why the actor did not start with the sandbox, when actor.pid is 0 */
 	unsigned n_denied;  /* calls refused so far (connects, .git, modes) */
 	char denied[240];   /* the last of them, for the log */
 	struct privsep_denial first[PRIVSEP_DENIALS_MAX]; /* for the reply */
@@ -38,11 +36,5 @@ int notify_actor_answer(int listener, struct notify_run *run);
 
 /* Stop the actor, if one was started. */
 void notify_stop(struct notify_run *run);
-
-/* Does this process have CAP_SYS_PTRACE and CAP_SYS_CHROOT, which making a
- * run's connects and writes needs (process_vm_readv, pidfd_getfd; the
- * helper's and the actor's chroot into the run's root)?  Without them those
- * calls fail closed. */
-bool notify_can_connect(void);
 
 #endif

@@ -51,20 +51,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
-#include <stdnoreturn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -73,14 +67,16 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "connect_run.h"
+#include "actor_msg.h"
 #include "notify.h"
 #include "privsep.h"
 
-#define HELPER_WAIT_MS 2000 /* a path lookup; no FUSE in a sandbox, NFS could stall */
+/* Our own calls on the run's processes (process_vm_readv, pidfd_getfd)
+ * need ptrace access as their uid: a process of the run that made itself
+ * undumpable, or a Yama scope above 1 (start-up refuses that), stops them. */
+#define NO_PTRACE_HINT "; a process that makes itself undumpable cannot connect or write"
 #define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */
 
 /* The text after `key` ("\nUmask:") in /proc/PID/status (pid 0: our own),
@@ -153,89 +149,7 @@ static int answer_umask(int listener, const struct seccomp_notif *req, struct se
 	return 0;
 }
 
-/* The helper's root half: enter the run's network namespace, root and
- * working directory, become the run (uid, gid, no groups: no capability
- * left), then asrun/connect_run.c resolves and connects as the run. */
-static noreturn void connect_helper(int back, int netfd, int rootfd, int cwdfd, uid_t uid, int type,
-                                    const struct sockaddr_un *addr, socklen_t len)
-{
-	if (setns(netfd, CLONE_NEWNET) < 0 || fchdir(rootfd) < 0 || chroot(".") < 0 || fchdir(cwdfd) < 0 ||
-	    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0) {
-		struct connect_reply rep = {.err = EACCES, .internal = errno, .step = "enter the run's view"};
-		(void)send(back, &rep, sizeof(rep), MSG_NOSIGNAL);
-		_exit(1);
-	}
-	connect_run(back, uid, type, addr, len);
-}
-
-/* Run the helper; returns the connected socket, or -errno. */
-static int connect_as_run(pid_t pid, uid_t uid, int type, const struct sockaddr_un *addr, socklen_t len,
-                          int listener, const struct seccomp_notif *req, int *internal, char *step, size_t steplen)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
-	int rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-	int cwdfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	int netfd = open(path, O_RDONLY | O_CLOEXEC);
-	int sp[2] = {-1, -1};
-	int rc = -EACCES;
-	if (rootfd < 0 || cwdfd < 0 || netfd < 0 || !still_pending(listener, req) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		goto out;
-	pid_t child = fork();
-	if (child < 0)
-		goto out;
-	if (child == 0) {
-		close(sp[0]);
-		connect_helper(sp[1], netfd, rootfd, cwdfd, uid, type, addr, len);
-	}
-	close(sp[1]);
-	sp[1] = -1;
-
-	int err = EACCES, fd = -1;
-	struct connect_reply rep = {.err = EACCES, .internal = ETIMEDOUT, .step = "answer in time"};
-	struct pollfd p = {.fd = sp[0], .events = POLLIN};
-	if (poll(&p, 1, HELPER_WAIT_MS) == 1) {
-		ssize_t got = privsep_recv(sp[0], &rep, sizeof(rep), &fd, 1);
-		if (got != (ssize_t)sizeof(rep)) {
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-			rep.err = EACCES;
-			rep.internal = EIO;
-			rep.step = "answer";
-		}
-	}
-	err = rep.err;
-	if (rep.internal) {
-		/* Our failure, not the run's: fail closed, and say which step. */
-		*internal = rep.internal;
-		snprintf(step, steplen, "%s", rep.step ? rep.step : "?");
-	}
-	kill(child, SIGKILL);
-	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-		;
-	if (fd >= 0 && err == 0)
-		rc = fd;
-	else if (fd >= 0)
-		close(fd);
-	if (rc < 0 && err > 0)
-		rc = -err;
-out:
-	if (rootfd >= 0)
-		close(rootfd);
-	if (cwdfd >= 0)
-		close(cwdfd);
-	if (netfd >= 0)
-		close(netfd);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (sp[1] >= 0)
-		close(sp[1]);
-	return rc;
-}
+static int base_fd(pid_t pid, int dirfd);
 
 /* O_CLOEXEC of the run's descriptor, from /proc/PID/fdinfo/FD ("flags:"). */
 static unsigned target_cloexec(pid_t pid, int fd)
@@ -339,45 +253,35 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		rc = -EISCONN;
 		goto out;
 	}
-	int fl = fcntl(sock, F_GETFL);
-	int internal = 0;
-	char step[80] = "";
-	int fresh = connect_as_run(pid, run->uid, type, &tmp, (socklen_t)ulen, listener, req, &internal, step,
-	                           sizeof(step));
-	if (fresh < 0 && internal) {
+	/* The actor makes it (connect_run.c), from the caller's cwd. */
+	if (run->actor.pid <= 0) {
 		rc = -EACCES;
-		note(run, PRIVSEP_DENIAL_DAEMON, "a connect to a unix socket: the daemon could not %s (%s)", step,
-		     strerror(internal));
+		note(run, PRIVSEP_DENIAL_DAEMON, "a connect to a unix socket: the file actor did not start with the "
+		     "sandbox (%s)", strerror(run->actor_err));
 		goto out;
 	}
-	if (fresh < 0) {
-		rc = fresh;
-		if (rc == -EACCES) {
-			size_t n = (size_t)ulen - path_off;
-			if (n >= sizeof(run->denied) - 40)
-				n = sizeof(run->denied) - 40;
-			note(run, PRIVSEP_DENIAL_UNIX, "a connect to the unix socket %.*s: its listener is not this run's",
-			     (int)n, tmp.sun_path);
-		}
+	static struct actor_req q;
+	memset(&q, 0, sizeof(q));
+	int fl = fcntl(sock, F_GETFL);
+	q = (struct actor_req){.id = req->id, .op = ACTOR_CONNECT, .flags = type, .len = (uint64_t)ulen,
+	                       .n_fds = 1, .cloexec = target_cloexec(pid, fdnum), .replace = fdnum,
+	                       .blocking = fl >= 0 && !(fl & O_NONBLOCK)};
+	memcpy(q.a, tmp.sun_path, (size_t)ulen - path_off);
+	int cwd = base_fd(pid, AT_FDCWD);
+	if (cwd < 0) {
+		rc = cwd;
 		goto out;
 	}
-	if (fl >= 0 && !(fl & O_NONBLOCK))
-		(void)fcntl(fresh, F_SETFL, fcntl(fresh, F_GETFL) & ~O_NONBLOCK);
-	struct seccomp_notif_addfd a = {.id = req->id,
-	                                .flags = SECCOMP_ADDFD_FLAG_SETFD,
-	                                .srcfd = (uint32_t)fresh,
-	                                .newfd = (uint32_t)fdnum,
-	                                .newfd_flags = target_cloexec(pid, fdnum)};
-	rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -EACCES : 0;
-	close(fresh);
+	rc = still_pending(listener, req) && privsep_send(run->actor.sock, &q, sizeof(q), &cwd, 1) == 0 ? 1 : -EACCES;
+	close(cwd);
 out:
 	close(sock);
 	return rc;
 
 no_ptrace:
-	/* Fail closed, and say why: the unit's CapabilityBoundingSet. */
-	note(run, PRIVSEP_DENIAL_DAEMON, "a connect: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
-	     strerror(EPERM));
+	/* Fail closed, and say why. */
+	note(run, PRIVSEP_DENIAL_DAEMON, "a connect: the daemon cannot read the run's call (%s)%s", strerror(EPERM),
+	     NO_PTRACE_HINT);
 	return -EACCES;
 }
 
@@ -492,6 +396,7 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 
 	memset(&q, 0, sizeof(q));
 	q.id = req->id;
+	q.replace = -1;
 	switch (nr) {
 	case SYS_open: q.op = ACTOR_OPEN; pa = a[0]; q.flags = (int32_t)a[1]; q.mode = (uint32_t)a[2]; break;
 	case SYS_creat: q.op = ACTOR_OPEN; pa = a[0]; q.flags = O_CREAT | O_WRONLY | O_TRUNC; q.mode = (uint32_t)a[1]; break;
@@ -531,9 +436,9 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	    (npaths == 2 && (rc = read_string(pid, pb, q.b, sizeof(q.b))) < 0)) {
 		if (rc != -EPERM)
 			return rc;
-		/* Fail closed, and say why: the unit's CapabilityBoundingSet. */
-		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the daemon cannot read the run's call (%s); give it CAP_SYS_PTRACE",
-		     strerror(EPERM));
+		/* Fail closed, and say why. */
+		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the daemon cannot read the run's call (%s)%s", strerror(EPERM),
+		     NO_PTRACE_HINT);
 		return -EACCES;
 	}
 	if (q.op != ACTOR_SYMLINK && (rc = rewrite_self(pid, q.a, sizeof(q.a))) < 0)
@@ -575,12 +480,10 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	rc = -EACCES;
 	if (!still_pending(listener, req))
 		goto out;
-	if (run->actor.pid == 0 && !run->actor_failed && actor_start(&run->actor, pid, run->spec) < 0) {
-		run->actor_failed = true;
-		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the actor could not start (%s)%s", strerror(errno),
-		     errno == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "");
-	}
-	if (run->actor.pid > 0 && privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0)
+	if (run->actor.pid <= 0)
+		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the file actor did not start with the sandbox (%s)%s",
+		     strerror(run->actor_err), run->actor_err == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "");
+	else if (privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0)
 		rc = 1;
 out:
 	for (unsigned i = 0; i < nfds; i++)
@@ -601,12 +504,22 @@ int notify_actor_answer(int listener, struct notify_run *run)
 		return 0;
 	}
 	r.what[sizeof(r.what) - 1] = '\0';
-	if (r.denied)
-		note(run, r.denied == 2 ? PRIVSEP_DENIAL_MODE : PRIVSEP_DENIAL_GIT, "%s", r.what);
+	static const uint32_t kinds[] = {[ACTOR_DENIED_GIT] = PRIVSEP_DENIAL_GIT, [ACTOR_DENIED_MODE] = PRIVSEP_DENIAL_MODE,
+	                                 [ACTOR_DENIED_UNIX] = PRIVSEP_DENIAL_UNIX,
+	                                 [ACTOR_DENIED_DAEMON] = PRIVSEP_DENIAL_DAEMON};
+	if (r.denied > 0 && (size_t)r.denied < sizeof(kinds) / sizeof(kinds[0]))
+		note(run, kinds[r.denied], "%s", r.what);
 	struct seccomp_notif_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = r.id;
-	if (fd >= 0 && r.err == 0) {
+	if (fd >= 0 && r.err == 0 && r.replace >= 0) {
+		/* A connect: the new socket takes the place of the run's. */
+		if (r.blocking)
+			(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		struct seccomp_notif_addfd a = {.id = r.id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)fd,
+		                                .newfd = (uint32_t)r.replace, .newfd_flags = r.cloexec & O_CLOEXEC};
+		resp.error = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 ? -EACCES : 0;
+	} else if (fd >= 0 && r.err == 0) {
 		struct seccomp_notif_addfd add = {.id = r.id, .flags = 0, .srcfd = (uint32_t)fd, .newfd = 0,
 		                                  .newfd_flags = r.cloexec & O_CLOEXEC};
 		int newfd = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
@@ -645,19 +558,13 @@ int notify_answer(int listener, struct notify_run *run)
 		rc = answer_umask(listener, &req, &resp);
 	else if (req.data.nr == SYS_connect)
 		rc = answer_connect(listener, &req, run);
-	else if ((rc = hand_to_actor(listener, &req, run)) == 1)
+	else
+		rc = hand_to_actor(listener, &req, run);
+	if (rc == 1)
 		return 0; /* answered when the actor is done */
 	if (rc < 0)
 		resp.error = rc;
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT && errno != EINTR)
 		return -1;
 	return 0;
-}
-
-bool notify_can_connect(void)
-{
-	char buf[4096];
-	const char *eff = status_field(0, "\nCapEff:", buf, sizeof(buf));
-	unsigned long long caps = eff ? strtoull(eff, NULL, 16) : 0;
-	return (caps >> CAP_SYS_PTRACE & 1) && (caps >> CAP_SYS_CHROOT & 1);
 }

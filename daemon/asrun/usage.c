@@ -1,0 +1,64 @@
+/*
+ * usage.c - a run's cost from its cgroup (SPEC §15.4, `usage` in a reply).
+ *
+ *   cpu_us        cgroup2 cpu.stat usage_usec (a core file, no cpu
+ *                 controller needed): v2 and hybrid (the unified mount);
+ *                 pure v1 has none (no cpuacct hierarchy is set up)
+ *   peak_memory   v2 memory.peak (Linux 5.19+), v1 memory.max_usage_in_bytes
+ *   peak_pids     pids.peak (Linux 6.13+, v1 and v2)
+ *   pids_limited  pids.events "max" > 0: a fork was refused at pids.max
+ *   oom_killed    v2 memory.events / v1 memory.oom_control "oom_kill" > 0
+ *
+ * Every one of these files is world-readable: the supervisor reads them as
+ * the run's uid.
+ *
+ * Trust: runs as the run's uid; the files are the kernel's.
+ */
+#include "usage.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runcg_layout.h"
+
+/* The value of `key` in a flat-keyed file ("key value" lines). */
+static int read_key(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	char path[PATH_MAX + 64], buf[4096], *end;
+	size_t klen = strlen(key);
+
+	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 || cg_read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, klen) != 0 || l[klen] != ' ')
+			continue;
+		errno = 0;
+		*out = strtoull(l + klen + 1, &end, 10);
+		if (errno || end == l + klen + 1)
+			break;
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+void usage_read(const struct run_cgroup *cg, struct privsep_usage *u)
+{
+	uint64_t v;
+	bool v2 = S.layout == LAYOUT_V2;
+
+	memset(u, 0, sizeof(*u));
+	if (!cg)
+		return;
+	if (cg->v2_dir[0] && read_key(cg->v2_dir, "cpu.stat", "usage_usec", &v) == 0)
+		u->have |= PRIVSEP_USAGE_CPU, u->cpu_us = v;
+	if (cg->mem_dir[0] && cg_read_u64(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes", &v) == 0)
+		u->have |= PRIVSEP_USAGE_PEAK_MEMORY, u->peak_memory_bytes = v;
+	if (cg_read_u64(cg->procs_dir, "pids.peak", &v) == 0)
+		u->have |= PRIVSEP_USAGE_PEAK_PIDS, u->peak_pids = v;
+	if (read_key(cg->procs_dir, "pids.events", "max", &v) == 0)
+		u->have |= PRIVSEP_USAGE_PIDS_LIMITED, u->pids_limited = v > 0;
+	if (cg->mem_dir[0] && read_key(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control", "oom_kill", &v) == 0)
+		u->have |= PRIVSEP_USAGE_OOM, u->oom_killed = v > 0;
+}
