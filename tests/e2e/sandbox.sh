@@ -245,6 +245,41 @@ else
 		"$(python3 "$ROOT/tests/stress/memgrep.py" "$front" sk-vault-secret-value-123456 Shortsec12 "$key_line" | cut -d' ' -f1 | tr '\n' ' ')" '^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]* $'
 fi
 
+# --- the supervisor is the run's uid while the run lives (issue 15) -------------
+# Once the sandbox is built, the run's supervisor drops to the run's uid
+# (root/supervise.c, become_run): the run's calls it answers and the memory
+# it reads for them are handled with no privilege.  Seen from the host, on
+# a run that sleeps: the parent of the run's init is the launcher's child,
+# of the run's uid (real, effective, saved, fs), with no capability,
+# no_new_privs and not dumpable (the files in /proc/PID are root's); the init and
+# the file actor are of the same uid.
+api POST /v0/jobs '{"cmd": "sleep 3", "profile": "analyse"}'
+sup= init=
+for _ in $(seq 1 60); do
+	for p in $(pgrep -P "$DAEMON_PID"); do
+		[ "$p" = "$(front_pid)" ] && continue
+		u=$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+		[ -n "$u" ] && [ "$u" != 0 ] && { sup=$p; break; }
+	done
+	[ -n "$sup" ] && break
+	sleep 0.05
+done
+check "a running run's supervisor is found" test -n "$sup"
+if [ -n "$sup" ]; then
+	uid=$(awk '/^Uid:/ {print $2}' "/proc/$sup/status")
+	check "... of the pool's uids ($uid)" test "$uid" -gt "$UID_FIRST"
+	check_eq "... real, effective, saved and fs uid alike" "$(awk '/^Uid:/ {print $2,$3,$4,$5}' "/proc/$sup/status")" "$uid $uid $uid $uid"
+	check_eq "... and gid" "$(awk '/^Gid:/ {print $2,$3,$4,$5}' "/proc/$sup/status")" "$uid $uid $uid $uid"
+	check_eq "... no capability at all" "$(awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ && $1 != "CapBnd:" {print $2}' "/proc/$sup/status" | sort -u)" 0000000000000000
+	check_eq "... no_new_privs" "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$sup/status")" 1
+	check_eq "... not dumpable: its /proc files are root's" "$(stat -c %u "/proc/$sup/status")" 0
+	kids=$(pgrep -P "$sup" | while read -r k; do awk '/^Uid:/ {print $2}' "/proc/$k/status"; done | sort -u)
+	check_eq "... its children (the init, the actor) are of its uid" "$kids" "$uid"
+fi
+JOB=$(jf .job_id)
+for _ in $(seq 1 80); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
+check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
+
 # --- small leaks (issue 12) ----------------------------------------------------
 # The init is a fork of the launcher: its command line (the daemon's, with
 # the config path) is emptied; the host's boot line is an empty read-only file.
