@@ -22,8 +22,9 @@
 char *job_build(const struct profile *p, const struct privsep_run *req, const char *cwd, const char *cmd,
                 const char *env, size_t *len)
 {
+	static const char home[] = "HOME=" SANDBOX_HOME;
 	static const char *const base[] = {
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" SANDBOX_HOME, "LANG=C.UTF-8", "TZ=UTC",
+		"PATH=/usr/local/bin:/usr/bin:/bin", home, "LANG=C.UTF-8", "TZ=UTC",
 		/* bash looks its user up in NSS (dlopen of nss_systemd, userdb
 		 * probes) to set $SHELL when it is missing: a third of its
 		 * start-up here. */
