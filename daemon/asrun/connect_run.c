@@ -1,6 +1,6 @@
 /*
  * connect_run.c - a run's connect(2) to a unix socket, made as the run:
- * root/notify.c says why a connect is made for the run at all, and hands
+ * asrun/notify.c says why a connect is made for the run at all, and hands
  * it to the run's file actor (actor_serve.c), which root/actor.c has put
  * into the run's network namespace and root and dropped to the run's uid;
  * the actor enters the caller's working directory before this runs.

@@ -18,7 +18,7 @@
  * kernel has no lock for path sockets (Landlock scopes only abstract ones),
  * so the test is on the listener: SO_PEERCRED names the uid of the process
  * that called listen().  Every run has a uid of its own, and every process
- * of that uid dies with the run (supervise.c quarantines the uid otherwise),
+ * of that uid dies with the run (the launcher quarantines the uid otherwise),
  * so a listener of the run's uid was made by this run - whatever the path
  * looks like, however it was renamed or linked.  The person, root and every
  * other run have other uids.
@@ -30,13 +30,14 @@
  *   proxy profile: the rule Landlock makes on ABI 4 (landlock.c), now on
  *   every kernel, since our connect is not under the run's Landlock domain.
  *
- *   AF_UNIX path: a helper child takes the run's network namespace, root
- *   and working directory (setns, chroot, fchdir) and the run's uid and
- *   gid, so the path resolves as it would for the run, with no more
- *   permission; it connects a new socket of the same type only if the
- *   socket at that path listens in the run's own namespace, and reads the
- *   listener's uid.  Only the run's own uid
- *   passes, and then the new socket replaces the run's descriptor
+ *   AF_UNIX path: the run's file actor (root/actor.c), which stands in
+ *   the run's network namespace and root with the run's uid and gid, and
+ *   enters the caller's working directory for the call, resolves the path
+ *   as it would resolve for the run, with no more permission; it connects
+ *   a new socket of the same type only if the socket at that path listens
+ *   in the run's own namespace, and reads the listener's uid
+ *   (connect_run.c).  Only the run's own uid passes, and then the new
+ *   socket replaces the run's descriptor
  *   (SECCOMP_IOCTL_NOTIF_ADDFD, SETFD); any other peer is closed before the
  *   run could send a byte: EACCES.  What the new socket lacks: options set
  *   on the old one and a local address bound before connect (both rare for
@@ -45,9 +46,10 @@
  * Datagram unix sockets cannot be made at all (seccomp.c): sendto() names
  * its peer in memory on every call, where no check of ours could hold.
  *
- * Trust: privileged (the supervisor, root).  Everything read from the run is
- * bounded and copied before use; the helper drops to the run's uid before it
- * resolves a path the run chose.
+ * Trust: runs as the run's uid (the supervisor after its drop: root/
+ * supervise.c, become_run), which may read the run's memory and take its
+ * descriptors because the run's processes are its descendants and of its
+ * uid.  Everything read from the run is bounded and copied before use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +118,14 @@ static int still_pending(int listener, const struct seccomp_notif *req)
 {
 	uint64_t id = req->id;
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* What the daemon lacks when root could not start the actor (root/actor.c):
+ * the look at the run's root through /proc of its init, which is the run's
+ * uid by then (EACCES), or the chroot (EPERM). */
+static const char *actor_hint(int err)
+{
+	return err == EACCES ? "; give the daemon CAP_SYS_PTRACE" : err == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "";
 }
 
 /* A refusal: for the log (the last) and the reply (the first distinct). */
@@ -257,7 +267,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 	if (run->actor.pid <= 0) {
 		rc = -EACCES;
 		note(run, PRIVSEP_DENIAL_DAEMON, "a connect to a unix socket: the file actor did not start with the "
-		     "sandbox (%s)", strerror(run->actor_err));
+		     "sandbox (%s)%s", strerror(run->actor_err), actor_hint(run->actor_err));
 		goto out;
 	}
 	static struct actor_req q;
@@ -299,7 +309,7 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + got), .iov_len = want};
 		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 		if (n < 0 && errno == EPERM)
-			return -EPERM; /* no CAP_SYS_PTRACE */
+			return -EPERM; /* an undumpable process, or Yama */
 		if (n <= 0)
 			return -EFAULT;
 		if (memchr(buf + got, '\0', (size_t)n))
@@ -482,7 +492,7 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 		goto out;
 	if (run->actor.pid <= 0)
 		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the file actor did not start with the sandbox (%s)%s",
-		     strerror(run->actor_err), run->actor_err == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "");
+		     strerror(run->actor_err), actor_hint(run->actor_err));
 	else if (privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0)
 		rc = 1;
 out:

@@ -160,9 +160,9 @@ noreturn void sandbox_as_run(const struct sandbox_spec *s)
 		sandbox_fail(s, STEP_LANDLOCK);
 	/* Last: it forbids mount and the rest of what the steps above used.
 	 * Its listener answers umask() (seccomp.c): it travels to the
-	 * supervisor with the ready message (SCM_RIGHTS on the status socket;
-	 * pidfd_getfd would need CAP_SYS_PTRACE, since the init is
-	 * undumpable, and the unit does not grant it).  We close our copy. */
+	 * supervisor with the ready message (SCM_RIGHTS on the status socket:
+	 * pidfd_getfd of an undumpable init would need CAP_SYS_PTRACE).  We
+	 * close our copy. */
 	int listener = seccomp_apply_listener(s->seccomp);
 	if (listener < 0)
 		sandbox_fail(s, STEP_SECCOMP);

@@ -389,7 +389,7 @@ static int parse_limits(const char *origin, const cJSON *l, struct config *c, ch
 {
 	static const char *const known[] = {"max_body_bytes", "connections", "idle_timeout_s", "disk_max_bytes",
 	                                    "disk_max_inodes", "disk_reserve_bytes", "disk_reserve_inodes", NULL};
-	/* The disk bounds of a writable run (supervise.c): 1 MiB / 100 inodes
+	/* The disk bounds of a writable run (asrun/watch.c): 1 MiB / 100 inodes
 	 * at least (a run must be able to write something), 1 PiB / 2^40 at
 	 * most (beyond is no bound; a typo like 1e30 is refused). */
 	const struct {

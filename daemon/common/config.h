@@ -33,7 +33,7 @@ struct config {
 	size_t max_body;               /* limits.max_body_bytes, default 2 MiB */
 	unsigned connection_limit;     /* limits.connections, default 64 */
 	unsigned connection_timeout_s; /* limits.idle_timeout_s, default 15 */
-	/* A writable run's disk (supervise.c watches the workspace's file
+	/* A writable run's disk (asrun/watch.c watches the workspace's file
 	 * system): at most disk_max_bytes / disk_max_inodes consumed, and never
 	 * below disk_reserve_bytes / disk_reserve_inodes free. */
 	uint64_t disk_max_bytes;       /* limits.disk_max_bytes, default 2 GiB */

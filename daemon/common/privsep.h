@@ -79,7 +79,7 @@ enum privsep_error {
 	PRIVSEP_ERR_CWD = 4,      /* cwd does not resolve inside the workspace (404) */
 };
 
-/* What a run cost (runcg_usage), in struct privsep_exit.  A PRIVSEP_USAGE_*
+/* What a run cost (asrun/usage.c), in struct privsep_exit.  A PRIVSEP_USAGE_*
  * bit clear in `have` is a value the kernel could not give: null in the
  * reply, never a made-up 0. */
 enum {
@@ -107,7 +107,7 @@ enum privsep_denial_kind {
 	PRIVSEP_DENIAL_TCP,      /* a TCP connect outside the proxy's port */
 	PRIVSEP_DENIAL_GIT,      /* a write that would create or change a .git */
 	PRIVSEP_DENIAL_MODE,     /* a setuid, setgid or world-writable mode */
-	PRIVSEP_DENIAL_DAEMON,   /* the daemon could not make the call (CAP_SYS_PTRACE, the actor) */
+	PRIVSEP_DENIAL_DAEMON,   /* the daemon could not make the call (no actor, an undumpable caller) */
 };
 #define PRIVSEP_DENIALS_MAX 4
 struct privsep_denial {

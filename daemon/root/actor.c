@@ -13,9 +13,9 @@
  * for writing stops at the run's seccomp listener (seccomp.c), and the
  * supervisor hands it here (notify.c).
  *
- * The actor is one process per run, forked from the supervisor at the run's
- * first such call, in the run's own view and with no more rights than the
- * run: chroot into the run's root (its mounts: read-only binds, noexec,
+ * The actor is one process per run, forked from the supervisor (still
+ * root) while it prepares the sandbox, in the run's own view and network
+ * namespace and with no more rights than the run: chroot into the run's root (its mounts: read-only binds, noexec,
  * nosuid), the run's uid and gid, no capabilities, no_new_privs.  Not the
  * run's Landlock domain: a domain of its own would stop it from reopening
  * the run's /proc/PID/fd entries (`> /dev/stdout`: Landlock scopes ptrace

@@ -34,6 +34,7 @@ struct supervisor {
 	pid_t pid;
 	uid_t uid;
 	int job_sock;          /* where its one request goes; -1 once sent */
+	char run_id[RUN_ID_LEN + 1]; /* once sent: for the log of its end */
 	uint32_t profile_id, workspace_id;
 };
 
@@ -159,6 +160,7 @@ static void on_run(struct state *st, int ctl)
 		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
 	close(sv->job_sock);
 	sv->job_sock = -1;
+	memcpy(sv->run_id, req.run_id, sizeof(sv->run_id)); /* checked: check_run */
 out:
 	if (chan >= 0)
 		close(chan);
@@ -215,10 +217,12 @@ static void reap(struct state *st)
 			 * not remove a cgroup: we do, once it is gone. */
 			char name[32];
 			snprintf(name, sizeof(name), "run-%u", st->sv[i].uid);
-			bool removed = runcg_remove(name) == 0;
-			if (!removed)
-				log_warn("run cgroup %s could not be removed: %s", name, strerror(errno));
-			if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && removed) {
+			if (runcg_remove(name) < 0) {
+				log_warn("run %s: its cgroup %s could not be removed (%s); uid %u is quarantined",
+				         st->sv[i].run_id[0] ? st->sv[i].run_id : "(none yet)", name, strerror(errno),
+				         st->sv[i].uid);
+				uidpool_quarantine(st->l->uids, st->sv[i].uid);
+			} else if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
 				uidpool_release(st->l->uids, st->sv[i].uid);
 			} else {
 				/* We cannot prove no process of this uid survives. */

@@ -7,12 +7,14 @@
  * listening socket inside the run's network namespace.  This may happen
  * before any request exists (config `prewarm`): the sandbox then waits,
  * used once or never.  When the launcher hands over a request we re-check
- * its payload byte by byte, send the job, hand the pipes to the front,
- * enforce the timeout, kill and tear everything down, and report the exit
- * record.
+ * its payload byte by byte and its cwd, rebuild the sandbox if the
+ * workspace changed under it, and then drop to the run's uid
+ * (become_run): asrun/watch.c sends the job, hands the pipes to the front,
+ * enforces the timeout, kills, and reports the exit record, with no
+ * privilege.  The launcher removes the cgroup after we exit.
  *
- * Trust: privileged; the payload comes from the front and is re-validated
- * here before anything is built from it.
+ * Trust: privileged until become_run; the payload comes from the front
+ * and is re-validated here before anything is built from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -409,8 +411,9 @@ static void prepare(struct run *r)
 	take_listener(sb);
 	/* Most commands write somewhere (bash opens /dev/tty at start, `2>
 	 * /dev/null`): the actor that makes those writes (actor.c) is started
-	 * now, off the request's path.  If it cannot start here, the run's
-	 * first write tries again and names the failure (notify.c). */
+	 * now, off the request's path.  If it cannot start here, it never
+	 * does (we drop our privilege first): the run's writes and unix
+	 * connects fail closed, and name why (notify.c). */
 	if (!sb->error[0] && actor_start(&sb->actor, init, &spec) < 0)
 		sb->actor_err = errno;
 out:

@@ -277,7 +277,7 @@ static int add_sugid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
  * restriction.  Reading (getxattr, listxattr) stays.
  *
  * fallocate is EOPNOTSUPP too: it reserves gigabytes in one call, faster
- * than the supervisor's disk watch can see (supervise.c); without it a run
+ * than the supervisor's disk watch can see (asrun/watch.c); without it a run
  * consumes space only at the speed it writes, and glibc's posix_fallocate
  * falls back to writing.
  */

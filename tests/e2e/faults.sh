@@ -93,8 +93,8 @@ check_eq "cgroup fault: the run is still answered" "$(cat "$T/bg.code") $(jq -r 
 wait_for 20 eval 'grep -q "quarantined" "$T/daemon.log"'
 check_match "cgroup fault: a clear log line" "$(grep -i 'quarantin\|cgroup' "$T/daemon.log" | tail -1)" 'quarantined'
 # The reply (and its audit line) goes once nothing of the run lives; the
-# cgroup is removed after it (supervise.c), so the failure is in the log,
-# named by run id, not in the audit line.
+# launcher removes the cgroup after the supervisor exited (launcher.c), so
+# the failure is in the log, named by run id, not in the audit line.
 RUNID=$(jq -r .run_id "$T/bg.out")
 check "cgroup fault: the log line names the run ($RUNID) and its uid" \
 	grep -q "run $RUNID: .*uid $RUNUID is quarantined" "$T/daemon.log"

@@ -7,10 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 # The whole unit set cannot be had here (this machine's v1 cgroups belong
 # to another manager and need CAP_DAC_OVERRIDE).  The unit grants
-# CAP_SYS_PTRACE for one job: making a run's connect() (notify.c).  Without
-# it every run must still be built, and a connect must fail closed, with
+# CAP_SYS_PTRACE for one job: starting a run's file actor in the run's root
+# (root/actor.c opens /proc/INIT/root of an init that is the run's uid by
+# then), which makes the run's writes and unix connects.  Without it every
+# run must still be built, and a write or connect must fail closed, with
 # the reason in the log.
-check "the unit grants CAP_SYS_PTRACE (a run's connect)" grep -q '^CapabilityBoundingSet=.*CAP_SYS_PTRACE' "$ROOT/systemd/sharnessd.service"
+check "the unit grants CAP_SYS_PTRACE (a run's file actor)" grep -q '^CapabilityBoundingSet=.*CAP_SYS_PTRACE' "$ROOT/systemd/sharnessd.service"
 
 # First the unit's own set (read from the unit, plus DAC_OVERRIDE for this
 # machine's v1 cgroups): every kind of call the supervisor and the actor
@@ -43,7 +45,7 @@ run_cmd 'umask 000; umask' build
 check_eq "a build run works" "$STATUS $(jf .exit)" "200 0"
 check_match "umask 000 is answered without clearing S_IWOTH (umask listener)" "$(jf .stdout)" '^00[0-7]2$'
 run_cmd 'echo made > unitcaps.txt' build
-check_eq "without it a write fails closed (the actor cannot read the call)" "$STATUS $(jf .exit) $(test -e "$WS/unitcaps.txt" && echo made || echo none)" "200 1 none"
+check_eq "without it a write fails closed (no actor)" "$STATUS $(jf .exit) $(test -e "$WS/unitcaps.txt" && echo made || echo none)" "200 1 none"
 check_eq "and the reply names the daemon as the cause" "$(jf '.denials[0].lock')" daemon
 run_cmd 'python3 -c "
 import socket, threading
@@ -55,5 +57,5 @@ except OSError as e:
     print(e.strerror)
 "' analyse
 check_eq "without it a connect fails closed, even to the run's own socket" "$STATUS $(jf .stdout)" "200 Permission denied"
-check_match "and the log says what to grant" "$(cat "$T/daemon.log")" 'give it CAP_SYS_PTRACE'
+check_match "and the log says what to grant" "$(cat "$T/daemon.log")" 'the file actor did not start with the sandbox \(Permission denied\); give the daemon CAP_SYS_PTRACE'
 e2e_stop

@@ -86,6 +86,33 @@ if build/sharnessd --help 2>&1 | grep -q -- --doctor; then
 else
 	not_ok "sharnessd --doctor exists"
 fi
+# ---- Yama: a run's supervisor reads its run as the run's uid -------------------
+# Scope 2 forbids that without CAP_SYS_PTRACE, which a dropped supervisor
+# has not: start-up must refuse with the sysctl to set, and start again at
+# scope 1.  (Scope 3 cannot be lowered again before a reboot: not tried.)
+if [ -r /proc/sys/kernel/yama/ptrace_scope ]; then
+	scope=$(cat /proc/sys/kernel/yama/ptrace_scope)
+	echo "# yama ptrace_scope of this boot: $scope"
+	echo 2 >/proc/sys/kernel/yama/ptrace_scope
+	check "at Yama scope 2 the unit does not start" bash -c '! systemctl start sharnessd 2>/dev/null && sleep 1 && ! systemctl is-active -q sharnessd'
+	check "... and the journal says which sysctl to set" bash -c \
+		'journalctl -u sharnessd -n 20 --no-pager | grep -q "kernel.yama.ptrace_scope is 2: .*set it to 1"'
+	systemctl reset-failed sharnessd 2>/dev/null
+	echo 1 >/proc/sys/kernel/yama/ptrace_scope
+	systemctl start sharnessd
+	sleep 1
+	cmd='cd /tmp && python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind(\"own.sock\"); s.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(\"own.sock\"); print(\"own-ok\")" && echo w > w && cat w'
+	body=$(jq -nc --arg c "$cmd" '{profile: "build", cmd: $c}')
+	C=/etc/sharness/certs
+	out=$(curl -s --max-time 120 --cacert $C/ca.pem --cert $C/app.pem --key $C/app.key -H 'Content-Type: application/json' \
+		-d "$body" https://127.0.0.1:7443/v0/run | jq -r .stdout)
+	check_eq "at scope 1 a run's own unix socket and a write work" "$out" "own-ok
+w"
+	systemctl stop sharnessd
+	echo "$scope" >/proc/sys/kernel/yama/ptrace_scope
+else
+	echo "# this kernel has no Yama: the scope checks are skipped"
+fi
 # ---- the Debian package (tests/vm/guest_deb.sh) ----------------------------------
 # With the .deb the host built for this distribution (bookworm); elsewhere
 # where the guest builds the tree itself (VM_DEB, default: what VM_BUILD is),
