@@ -177,14 +177,11 @@ static int disk_over(const struct watch *r, const struct disk_watch *w, char *ms
 }
 
 
-noreturn void watch_run(struct watch *w)
+/* The job to the init and the command's pipes (and the proxy's door) to
+ * the front: the run starts. */
+static void hand_over(struct watch *w)
 {
 	struct sandbox_ready *sb = w->sb;
-	struct privsep_exit ex;
-	struct disk_watch disk = {0};
-	uint64_t checked_us = us_since(&w->t0);
-
-	disk_start(w, &disk);
 	size_t job_len;
 	char *job = job_build(w->p, w->req, w->cwd, w->cmd, w->env, &job_len);
 	int sent = job ? fdio_write_all(sb->job_w, job, job_len) : -1;
@@ -205,6 +202,39 @@ noreturn void watch_run(struct watch *w)
 	close_fd(&sb->err_r);
 	close_fd(&sb->in_w);
 	close_fd(&sb->listener);
+}
+
+/* The exit record's exit, signal or setup failure, from the init's last
+ * status (have_status: it sent one). */
+static void exit_fields(struct privsep_exit *ex, bool have_status, struct sandbox_status *sst, const char *run_id)
+{
+	if (have_status && sst->kind == SANDBOX_STATUS_SETUP_FAILED) {
+		ex->error = PRIVSEP_ERR_SETUP;
+		supervise_failure(ex->message, sizeof(ex->message), sst);
+		log_warn("run %s: %s", run_id, ex->message);
+	} else if (have_status && sst->kind == SANDBOX_STATUS_EXIT && !ex->timed_out && !ex->disk_limited) {
+		if (WIFEXITED(sst->wstatus)) {
+			ex->exit_code = WEXITSTATUS(sst->wstatus);
+		} else {
+			ex->exit_code = -1;
+			ex->signal = WTERMSIG(sst->wstatus);
+		}
+	} else if (!ex->error) {
+		/* The init died without a word: it was killed (timeout, abort). */
+		ex->exit_code = -1;
+		ex->signal = SIGKILL;
+	}
+}
+
+noreturn void watch_run(struct watch *w)
+{
+	struct sandbox_ready *sb = w->sb;
+	struct privsep_exit ex;
+	struct disk_watch disk = {0};
+	uint64_t checked_us = us_since(&w->t0);
+
+	disk_start(w, &disk);
+	hand_over(w);
 	uint64_t started_us = us_since(&w->t0);
 
 	memset(&ex, 0, sizeof(ex));
@@ -296,22 +326,7 @@ noreturn void watch_run(struct watch *w)
 		}
 	}
 	notify_stop(&nr);
-	if (have_status && sst.kind == SANDBOX_STATUS_SETUP_FAILED) {
-		ex.error = PRIVSEP_ERR_SETUP;
-		supervise_failure(ex.message, sizeof(ex.message), &sst);
-		log_warn("run %s: %s", w->req->run_id, ex.message);
-	} else if (have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited) {
-		if (WIFEXITED(sst.wstatus)) {
-			ex.exit_code = WEXITSTATUS(sst.wstatus);
-		} else {
-			ex.exit_code = -1;
-			ex.signal = WTERMSIG(sst.wstatus);
-		}
-	} else if (!ex.error) {
-		/* The init died without a word: it was killed (timeout, abort). */
-		ex.exit_code = -1;
-		ex.signal = SIGKILL;
-	}
+	exit_fields(&ex, have_status, &sst, w->req->run_id);
 	uint64_t exited_us = us_since(&w->t0);
 	/* When the init reported the exit itself, it had already killed and
 	 * reaped every other process of the run (sandbox_run.c): the reply may
