@@ -1,9 +1,9 @@
 /*
  * ns.c - see ns.h.
  *
- * The idmap user namespace is made by a short-lived helper child that only
- * unshares and waits; we write its maps from outside (the helper has no
- * rights to write them itself for a foreign uid), keep an fd to its
+ * The idmap user namespace is made by a short-lived helper child that is
+ * born in it and only waits; we write its maps from outside (the helper
+ * has no rights to write them itself for a foreign uid), keep an fd to its
  * namespace, and kill it.  The fd keeps the namespace alive for the mount.
  */
 #include "ns.h"
@@ -35,77 +35,54 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
+/* The helper: born in its user namespace (CLONE_NEWUSER), it only waits
+ * to be killed. */
+static int idmap_hold(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
 int ns_idmap_userns(uid_t owner_uid, gid_t owner_gid, uid_t run_uid)
 {
-	int ready[2], hold[2];
+	/* CLONE_VM: the helper shares our memory and runs nothing but pause()
+	 * on this stack, so making it copies no page table (a fork of the
+	 * supervisor's image would). */
+	static char stack[16384] __attribute__((aligned(16)));
 	char path[64], map[64];
 	int fd = -1, e = 0;
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
+	pid_t pid = clone(idmap_hold, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD, NULL);
+	if (pid < 0)
 		return -1;
-	if (pipe2(hold, O_CLOEXEC) < 0) {
-		e = errno;
-		goto err_ready;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		e = errno;
-		goto err_hold;
-	}
-	if (pid == 0) {
-		char c = 0;
-		if (unshare(CLONE_NEWUSER) == 0)
-			(void)!write(ready[1], &c, 1);
-		/* Wait until the parent holds the namespace open. */
-		(void)!read(hold[0], &c, 1);
-		_exit(0);
-	}
-	close(ready[1]);
-	ready[1] = -1;
-	close(hold[0]);
-	hold[0] = -1;
-	char c;
-	if (read(ready[0], &c, 1) != 1) {
-		e = ECHILD;
-		goto err_child;
-	}
 	/* inside id (what the mount shows for on-disk owner) -> outside id */
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", owner_uid, run_uid);
 	if (write_file(path, map) < 0) {
 		e = errno;
-		goto err_child;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
 	if (write_file(path, "deny") < 0) {
 		e = errno;
-		goto err_child;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", owner_gid, run_uid);
 	if (write_file(path, map) < 0) {
 		e = errno;
-		goto err_child;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		e = errno;
-err_child:
-	close(hold[1]);
-	hold[1] = -1;
+out:
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-err_hold:
-	if (hold[0] >= 0)
-		close(hold[0]);
-	if (hold[1] >= 0)
-		close(hold[1]);
-err_ready:
-	close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
 	if (fd < 0)
 		errno = e;
 	return fd;
