@@ -195,11 +195,21 @@ static void signal_all(struct state *st, int sig)
 		kill(st->sv[i].pid, sig);
 }
 
-static void reap(struct state *st)
+/* A request waiting on the control socket goes first: removing a cgroup
+ * can take milliseconds (v1 memory), and the next run should not wait for
+ * the last one's. */
+static void serve_waiting(struct state *st, int ctl)
+{
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	if (st->front > 0 && !st->ctl_gone && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+		on_run(st, ctl);
+}
+
+static void reap(struct state *st, int ctl)
 {
 	int ws;
 	pid_t pid;
-	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+	while (serve_waiting(st, ctl), (pid = waitpid(-1, &ws, WNOHANG)) > 0) {
 		if (pid == st->front) {
 			st->front = -1;
 			if (!st->stopping) {
@@ -292,7 +302,7 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 					reopen_audit(st, ctl);
 				}
 			}
-			reap(st);
+			reap(st, ctl);
 			if (st->stopping && st->n == 0 && st->front > 0 && !st->front_told) {
 				kill(st->front, SIGTERM);
 				st->front_told = true;
