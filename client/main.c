@@ -480,6 +480,9 @@ int main(int argc, char **argv)
 		else
 			code = hook_main(&o);
 	} else if (strcmp(a.cmdname, "doctor") == 0) {
+		/* Its real request is a full handshake: it checks what a client
+		 * without a ticket would meet. */
+		a.conf.no_ticket = 1;
 		code = a.npos ? die(EXIT_USAGE, "doctor takes no arguments") : doctor_run(&a.conf);
 	} else if (strcmp(a.cmdname, "mcp") == 0) {
 		code = a.npos ? die(EXIT_USAGE, "mcp takes no arguments") : mcp_main(&a.conf, a.profile);
