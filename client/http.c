@@ -95,7 +95,8 @@ static int connect_to(const struct conf *c, char *err, size_t errlen)
 /* What the handshake's callbacks need and what they hand back. */
 struct tls_call {
 	const struct conf *c;
-	char err[512];      /* a file the callbacks could not load, said in full */
+	char err[512];      /* a file that could not be loaded, said in full */
+	int ca_loaded, own_loaded;
 	SSL_SESSION *fresh; /* the newest ticket the daemon sent (ticket.h) */
 };
 
@@ -111,22 +112,29 @@ static int on_new_session(SSL *ssl, SSL_SESSION *sess)
 	return 1; /* the reference is ours now */
 }
 
-/* Our certificate and key are parsed only when the daemon asks for them
- * (a CertificateRequest: a full handshake).  A resumed session never asks
- * (RFC 8446 §4.3.2), so it skips the PEM decoding, the slowest part of
- * OpenSSL 3.0's set-up after SSL_CTX_new (docs/bench.md). */
-static int load_own_cert(SSL *ssl, void *arg)
+/* The CA, into the (until then empty) store the daemon's certificate is
+ * verified against: nothing else is ever trusted. */
+static int load_ca(struct tls_call *t, X509_STORE *store)
 {
-	struct tls_call *t = SSL_get_app_data(ssl);
 	char why[256];
-	(void)arg;
-	if (!t)
-		return 0;
+	if (X509_STORE_load_file(store, t->c->ca) != 1) {
+		ssl_reason(why, sizeof why);
+		snprintf(t->err, sizeof t->err, "cannot load the CA certificate %s: %s", t->c->ca, why);
+		return -1;
+	}
+	t->ca_loaded = 1;
+	return 0;
+}
+
+/* Our certificate chain and key, checked against each other. */
+static int load_own(struct tls_call *t, SSL *ssl)
+{
 	const struct conf *c = t->c;
+	char why[256];
 	if (SSL_use_certificate_chain_file(ssl, c->cert) != 1) {
 		ssl_reason(why, sizeof why);
 		snprintf(t->err, sizeof t->err, "cannot load the client certificate %s: %s", c->cert, why);
-		return 0;
+		return -1;
 	}
 	if (SSL_use_PrivateKey_file(ssl, c->key, SSL_FILETYPE_PEM) != 1) {
 		ssl_reason(why, sizeof why);
@@ -135,33 +143,39 @@ static int load_own_cert(SSL *ssl, void *arg)
 				 c->cert);
 		else
 			snprintf(t->err, sizeof t->err, "cannot load the client key %s: %s", c->key, why);
-		return 0;
+		return -1;
 	}
 	if (SSL_check_private_key(ssl) != 1) {
 		snprintf(t->err, sizeof t->err, "the client key %s does not match the certificate %s", c->key, c->cert);
-		return 0;
+		return -1;
 	}
-	return 1;
+	t->own_loaded = 1;
+	return 0;
 }
 
-/* The CA is loaded only when the daemon's certificate is to be verified
- * (a full handshake); then the usual chain and name checks run
- * (X509_verify_cert with the parameters set in http_request).  The store
- * is empty until then: nothing else is ever trusted. */
+/* With a ticket to offer, the files are parsed only if the daemon turns
+ * it down: our certificate and key when it asks for them (a
+ * CertificateRequest, which a resumed session never sends, RFC 8446
+ * §4.3.2), the CA when its certificate is to be verified.  PEM decoding
+ * is, after SSL_CTX_new, the slowest part of OpenSSL 3.0's set-up
+ * (docs/bench.md).  Without a ticket both are loaded before connecting. */
+static int own_cert_cb(SSL *ssl, void *arg)
+{
+	struct tls_call *t = SSL_get_app_data(ssl);
+	(void)arg;
+	return t && (t->own_loaded || load_own(t, ssl) == 0);
+}
+
 static int verify_daemon(X509_STORE_CTX *xs, void *arg)
 {
 	SSL *ssl = X509_STORE_CTX_get_ex_data(xs, SSL_get_ex_data_X509_STORE_CTX_idx());
 	struct tls_call *t = ssl ? SSL_get_app_data(ssl) : NULL;
-	char why[256];
 	(void)arg;
-	if (!t)
-		return 0;
-	if (X509_STORE_load_file(X509_STORE_CTX_get0_store(xs), t->c->ca) != 1) {
-		ssl_reason(why, sizeof why);
-		snprintf(t->err, sizeof t->err, "cannot load the CA certificate %s: %s", t->c->ca, why);
+	if (!t || (!t->ca_loaded && load_ca(t, X509_STORE_CTX_get0_store(xs)) < 0)) {
 		X509_STORE_CTX_set_error(xs, X509_V_ERR_UNSPECIFIED);
 		return 0;
 	}
+	/* The chain and the name set in http_request, as OpenSSL would. */
 	return X509_verify_cert(xs);
 }
 
@@ -180,13 +194,11 @@ static SSL_CTX *make_ctx(const struct conf *c, char *err, size_t errlen)
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_cert_verify_callback(ctx, verify_daemon, NULL);
-	SSL_CTX_set_cert_cb(ctx, load_own_cert, NULL);
+	SSL_CTX_set_cert_cb(ctx, own_cert_cb, NULL);
 	/* Tickets go to ticket.c, never to OpenSSL's in-memory cache (one
 	 * request per process: it would never be asked). */
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
 	SSL_CTX_sess_set_new_cb(ctx, on_new_session);
-	/* Cheap, and the one check whose message can name the flag to set;
-	 * the files are parsed only when needed (above). */
 	const struct { const char *path, *what, *hint; } files[] = {
 		{c->ca, "CA certificate", "--ca or SHARNESS_CA"},
 		{c->cert, "client certificate", "--cert or SHARNESS_CERT"},
@@ -324,22 +336,32 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 	SSL_CTX *ctx = make_ctx(c, err, errlen);
 	if (!ctx)
 		return -1;
-	fd = connect_to(c, err, errlen);
-	if (fd < 0)
-		goto out;
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	ssl = SSL_new(ctx);
-	if (!ssl || SSL_set_fd(ssl, fd) != 1 || SSL_set_app_data(ssl, &tc) != 1) {
+	if (!ssl || SSL_set_app_data(ssl, &tc) != 1) {
 		snprintf(err, errlen, "cannot initialise TLS: out of memory");
 		goto out;
 	}
+	/* A ticket is only ever found for the very CA, certificate and key
+	 * files it was earned with (ticket.h), so skipping their parsing
+	 * changes no outcome. */
 	SSL_SESSION *kept = c->no_ticket ? NULL : ticket_load(c);
 	if (kept) {
 		/* Offered, not trusted: a daemon that does not take it (a restart
 		 * made a new ticket key) does a full handshake instead. */
 		(void)SSL_set_session(ssl, kept);
 		SSL_SESSION_free(kept);
+	} else if (load_ca(&tc, SSL_CTX_get_cert_store(ctx)) < 0 || load_own(&tc, ssl) < 0) {
+		snprintf(err, errlen, "%s", tc.err);
+		goto out;
+	}
+	fd = connect_to(c, err, errlen);
+	if (fd < 0)
+		goto out;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (SSL_set_fd(ssl, fd) != 1) {
+		snprintf(err, errlen, "cannot initialise TLS: out of memory");
+		goto out;
 	}
 	/* Verify the server's name exactly as the URL states it: an IP literal
 	 * against its IP SANs, a DNS name against its DNS SANs (with SNI). */

@@ -24,8 +24,8 @@
 
 /* Bumped when what a file holds or how it is named changes. */
 #define TICKET_TAG "sharness-client ticket v1"
-/* The certificate and CA files are hashed in whole, up to this size: the
- * TLS code refuses larger ones anyway. */
+/* The CA, certificate and key files are hashed in whole, up to this size:
+ * a larger one means no ticket. */
 #define TICKET_HASHED_FILE_MAX (1u << 20)
 
 static bool closed_to_others(const struct stat *st)
@@ -114,8 +114,11 @@ static int hash_file(EVP_MD_CTX *md, const char *path)
 }
 
 /* The file name: SHA-256 (hex) of the tag, the URL's parts and the bytes
- * of the CA and certificate files.  Another server, CA or certificate is
- * another file, so a ticket is only ever offered where it was earned. */
+ * of the CA, certificate and key files.  Another server, CA, certificate
+ * or key is another file, so a ticket is only ever offered where it was
+ * earned, and only while the files it was earned with are unchanged (a
+ * digest of the key says nothing of it; the name is in a directory only
+ * we can read anyway). */
 static int file_name(const struct conf *c, char out[65])
 {
 	unsigned char dig[EVP_MAX_MD_SIZE];
@@ -130,6 +133,7 @@ static int file_name(const struct conf *c, char out[65])
 	    EVP_DigestUpdate(md, c->port, strlen(c->port) + 1) != 1 ||
 	    EVP_DigestUpdate(md, c->base, strlen(c->base) + 1) != 1 || hash_file(md, c->ca) < 0 ||
 	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, c->cert) < 0 ||
+	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, c->key) < 0 ||
 	    EVP_DigestFinal_ex(md, dig, &dlen) != 1 || dlen != 32)
 		goto out;
 	for (unsigned i = 0; i < 32; i++)

@@ -4,9 +4,9 @@
  *
  * With a ticket the next process resumes the session (TLS 1.3 PSK with
  * (EC)DHE, RFC 8446 §4.2.9): no certificates cross, nobody signs, and the
- * client need not load its own certificate, key or CA at all (http.c loads
- * them only when the daemon asks for a full handshake).  The daemon still
- * verifies the certificate chain it keeps inside the ticket on every
+ * client need not parse its own certificate, key or CA at all (http.c
+ * parses them only when the daemon asks for a full handshake).  The daemon
+ * still verifies the certificate chain it keeps inside the ticket on every
  * connection (daemon/front/tls.h).
  *
  * A ticket is a bearer credential until it expires (10 minutes, the
@@ -20,9 +20,10 @@
  *          else $HOME/.cache/sharness; created 0700 when missing
  *   dir    used only when it is a directory (not a symlink) owned by the
  *          effective uid with no group or other permission bits
- *   file   one per (URL, CA file, certificate file), named by the SHA-256
- *          of the three, so a ticket never resumes another identity or
- *          another server; read only when it is a regular file (not a
+ *   file   one per (URL, CA, certificate, key), named by the SHA-256 of
+ *          the URL and the three files' bytes, so a ticket never resumes
+ *          another identity or another server, nor outlives a change of
+ *          any of the files; read only when it is a regular file (not a
  *          symlink) owned by the effective uid, mode 0600 or stricter, and
  *          at most TICKET_MAX bytes that parse as a TLS 1.3 session;
  *          written 0600 under a temporary name, then renamed over.
