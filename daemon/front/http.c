@@ -101,8 +101,10 @@ void http_audit(const struct front *f, const struct tls_peer *peer, const char *
 	if (peer && peer->cn[0]) {
 		cJSON_AddStringToObject(line, "peer_cn", peer->cn);
 		cJSON_AddStringToObject(line, "peer_role", tls_role_name(peer->role));
-		cJSON_AddBoolToObject(line, "tls_resumed", peer->resumed);
 	}
+	/* Also on a 401: a resumed session whose certificate failed anew. */
+	if (peer)
+		cJSON_AddBoolToObject(line, "tls_resumed", peer->resumed);
 	if (code)
 		cJSON_AddStringToObject(line, "error", code);
 	if (audit_write(f->audit_fd, line) < 0)

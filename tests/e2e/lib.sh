@@ -55,7 +55,7 @@ e2e_config() { # extra JSON fragment merged into the config
 }
 
 e2e_start() {
-	PORT=$(free_port)
+	PORT=${E2E_PORT:-$(free_port)} # E2E_PORT: a restart on the same port
 	# A uid range of its own, so that two daemons on one machine (tests run
 	# side by side) never take each other's processes for strays.
 	UID_FIRST=$((1900000000 + 4096 * (RANDOM % 50000)))
