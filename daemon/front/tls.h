@@ -65,7 +65,9 @@ const char *tls_role_name(enum tls_role role);
  * struct tls_seen is per connection), against the trust list and the clock
  * of now.  So a certificate that expired, or that the CA of a restarted
  * daemon no longer signs, gets its 401 on a resumed session just as on a
- * full handshake.
+ * full handshake.  A revocation list, should one be added, belongs in
+ * tls_identify() too: it then reaches resumed sessions by the same path.
+ * tests/e2e/resume.sh proves the expiry and the restart cases.
  */
 #define TLS_TICKET_LIFETIME_S 600
 
