@@ -202,12 +202,13 @@ SSL_SESSION *ticket_load(const struct conf *c)
 	SSL_SESSION *s = NULL;
 	struct stat st;
 	ssize_t got = 0;
-	if (file_name(c, name) < 0)
-		return NULL;
+	/* The directory first: with tickets off (or no place for them) the
+	 * files are not even hashed. */
 	int dfd = open_dir(false);
 	if (dfd < 0)
 		return NULL;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd =
+	    file_name(c, name) < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	close(dfd);
 	if (fd < 0)
 		return NULL;
@@ -235,8 +236,15 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	char name[65], tmp[96];
 	unsigned char *der = NULL, lean[TICKET_MAX];
 	long len = -1;
-	if (!s || !usable(s) || file_name(c, name) < 0)
+	if (!s || !usable(s))
 		return;
+	int dfd = open_dir(true);
+	if (dfd < 0)
+		return;
+	if (file_name(c, name) < 0) {
+		close(dfd);
+		return;
+	}
 	int full = i2d_SSL_SESSION(s, &der);
 	if (full > 0 && full <= TICKET_MAX)
 		len = without_peer(der, full, lean);
@@ -246,8 +254,7 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	SSL_SESSION *back = len > 0 ? d2i_SSL_SESSION(NULL, &p, len) : NULL;
 	bool ok = back && p == lean + len && usable(back) && !SSL_SESSION_get0_peer(back);
 	SSL_SESSION_free(back);
-	int dfd = ok ? open_dir(true) : -1;
-	if (dfd < 0)
+	if (!ok)
 		goto out;
 	/* pid and thread: the run's approval watcher saves from a thread. */
 	snprintf(tmp, sizeof tmp, "%s.%d.%d.tmp", name, (int)getpid(), (int)gettid());
@@ -265,7 +272,7 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 		if (!ok || renameat(dfd, tmp, dfd, name) < 0)
 			(void)unlinkat(dfd, tmp, 0);
 	}
-	close(dfd);
 out:
+	close(dfd);
 	explicit_bzero(lean, sizeof lean);
 }
