@@ -22,6 +22,7 @@ struct conf {
 	char *host;     /* URL host without brackets: "127.0.0.1", "::1", "localhost" */
 	char *port;     /* "7443" */
 	char *base;     /* path prefix of the URL without a trailing slash, "" usually */
+	int no_ticket;  /* always a full handshake, no ticket read or kept (doctor) */
 };
 
 /* Resolves flags, environment and defaults and parses the URL.

@@ -25,6 +25,7 @@
 #include <openssl/x509v3.h>
 
 #include "buf.h"
+#include "ticket.h"
 
 static void ssl_reason(char *out, size_t outlen)
 {
@@ -91,6 +92,93 @@ static int connect_to(const struct conf *c, char *err, size_t errlen)
 	return fd;
 }
 
+/* What the handshake's callbacks need and what they hand back. */
+struct tls_call {
+	const struct conf *c;
+	char err[512];      /* a file that could not be loaded, said in full */
+	int ca_loaded, own_loaded;
+	SSL_SESSION *fresh; /* the newest ticket the daemon sent (ticket.h) */
+};
+
+/* The daemon sent a ticket (NewSessionTicket, after the handshake): keep
+ * the newest; it is stored once the reply is in. */
+static int on_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct tls_call *t = SSL_get_app_data(ssl);
+	if (!t)
+		return 0;
+	SSL_SESSION_free(t->fresh);
+	t->fresh = sess;
+	return 1; /* the reference is ours now */
+}
+
+/* The CA, into the (until then empty) store the daemon's certificate is
+ * verified against: nothing else is ever trusted. */
+static int load_ca(struct tls_call *t, X509_STORE *store)
+{
+	char why[256];
+	if (X509_STORE_load_file(store, t->c->ca) != 1) {
+		ssl_reason(why, sizeof why);
+		snprintf(t->err, sizeof t->err, "cannot load the CA certificate %s: %s", t->c->ca, why);
+		return -1;
+	}
+	t->ca_loaded = 1;
+	return 0;
+}
+
+/* Our certificate chain and key, checked against each other. */
+static int load_own(struct tls_call *t, SSL *ssl)
+{
+	const struct conf *c = t->c;
+	char why[256];
+	if (SSL_use_certificate_chain_file(ssl, c->cert) != 1) {
+		ssl_reason(why, sizeof why);
+		snprintf(t->err, sizeof t->err, "cannot load the client certificate %s: %s", c->cert, why);
+		return -1;
+	}
+	if (SSL_use_PrivateKey_file(ssl, c->key, SSL_FILETYPE_PEM) != 1) {
+		ssl_reason(why, sizeof why);
+		if (strstr(why, "key values mismatch"))
+			snprintf(t->err, sizeof t->err, "the client key %s does not match the certificate %s", c->key,
+				 c->cert);
+		else
+			snprintf(t->err, sizeof t->err, "cannot load the client key %s: %s", c->key, why);
+		return -1;
+	}
+	if (SSL_check_private_key(ssl) != 1) {
+		snprintf(t->err, sizeof t->err, "the client key %s does not match the certificate %s", c->key, c->cert);
+		return -1;
+	}
+	t->own_loaded = 1;
+	return 0;
+}
+
+/* With a ticket to offer, the files are parsed only if the daemon turns
+ * it down: our certificate and key when it asks for them (a
+ * CertificateRequest, which a resumed session never sends, RFC 8446
+ * §4.3.2), the CA when its certificate is to be verified.  PEM decoding
+ * is, after SSL_CTX_new, the slowest part of OpenSSL 3.0's set-up
+ * (docs/bench.md).  Without a ticket both are loaded before connecting. */
+static int own_cert_cb(SSL *ssl, void *arg)
+{
+	struct tls_call *t = SSL_get_app_data(ssl);
+	(void)arg;
+	return t && (t->own_loaded || load_own(t, ssl) == 0);
+}
+
+static int verify_daemon(X509_STORE_CTX *xs, void *arg)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(xs, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct tls_call *t = ssl ? SSL_get_app_data(ssl) : NULL;
+	(void)arg;
+	if (!t || (!t->ca_loaded && load_ca(t, X509_STORE_CTX_get0_store(xs)) < 0)) {
+		X509_STORE_CTX_set_error(xs, X509_V_ERR_UNSPECIFIED);
+		return 0;
+	}
+	/* The chain and the name set in http_request, as OpenSSL would. */
+	return X509_verify_cert(xs);
+}
+
 static SSL_CTX *make_ctx(const struct conf *c, char *err, size_t errlen)
 {
 	char why[256];
@@ -105,6 +193,12 @@ static SSL_CTX *make_ctx(const struct conf *c, char *err, size_t errlen)
 	 * the length check below rather than as a TLS error. */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_cert_verify_callback(ctx, verify_daemon, NULL);
+	SSL_CTX_set_cert_cb(ctx, own_cert_cb, NULL);
+	/* Tickets go to ticket.c, never to OpenSSL's in-memory cache (one
+	 * request per process: it would never be asked). */
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, on_new_session);
 	const struct { const char *path, *what, *hint; } files[] = {
 		{c->ca, "CA certificate", "--ca or SHARNESS_CA"},
 		{c->cert, "client certificate", "--cert or SHARNESS_CERT"},
@@ -114,35 +208,11 @@ static SSL_CTX *make_ctx(const struct conf *c, char *err, size_t errlen)
 		if (access(files[i].path, R_OK) != 0) {
 			snprintf(err, errlen, "cannot read the %s %s: %s (set %s)", files[i].what, files[i].path,
 				 strerror(errno), files[i].hint);
-			goto fail;
+			SSL_CTX_free(ctx);
+			return NULL;
 		}
 	}
-	if (SSL_CTX_load_verify_locations(ctx, c->ca, NULL) != 1) {
-		ssl_reason(why, sizeof why);
-		snprintf(err, errlen, "cannot load the CA certificate %s: %s", c->ca, why);
-		goto fail;
-	}
-	if (SSL_CTX_use_certificate_chain_file(ctx, c->cert) != 1) {
-		ssl_reason(why, sizeof why);
-		snprintf(err, errlen, "cannot load the client certificate %s: %s", c->cert, why);
-		goto fail;
-	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, c->key, SSL_FILETYPE_PEM) != 1) {
-		ssl_reason(why, sizeof why);
-		if (strstr(why, "key values mismatch"))
-			snprintf(err, errlen, "the client key %s does not match the certificate %s", c->key, c->cert);
-		else
-			snprintf(err, errlen, "cannot load the client key %s: %s", c->key, why);
-		goto fail;
-	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
-		snprintf(err, errlen, "the client key %s does not match the certificate %s", c->key, c->cert);
-		goto fail;
-	}
 	return ctx;
-fail:
-	SSL_CTX_free(ctx);
-	return NULL;
 }
 
 static int write_all(SSL *ssl, const char *p, size_t n)
@@ -259,19 +329,37 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 	void *on_data_arg = r->on_data_arg;
 	size_t pos = 0; /* on_data: where the next chunk starts in raw */
 	int streamed_all = 0;
+	struct tls_call tc = {.c = c};
 	memset(r, 0, sizeof *r);
 	r->retry_after = -1;
 
 	SSL_CTX *ctx = make_ctx(c, err, errlen);
 	if (!ctx)
 		return -1;
+	ssl = SSL_new(ctx);
+	if (!ssl || SSL_set_app_data(ssl, &tc) != 1) {
+		snprintf(err, errlen, "cannot initialise TLS: out of memory");
+		goto out;
+	}
+	/* A ticket is only ever found for the very CA, certificate and key
+	 * files it was earned with (ticket.h), so skipping their parsing
+	 * changes no outcome. */
+	SSL_SESSION *kept = c->no_ticket ? NULL : ticket_load(c);
+	if (kept) {
+		/* Offered, not trusted: a daemon that does not take it (a restart
+		 * made a new ticket key) does a full handshake instead. */
+		(void)SSL_set_session(ssl, kept);
+		SSL_SESSION_free(kept);
+	} else if (load_ca(&tc, SSL_CTX_get_cert_store(ctx)) < 0 || load_own(&tc, ssl) < 0) {
+		snprintf(err, errlen, "%s", tc.err);
+		goto out;
+	}
 	fd = connect_to(c, err, errlen);
 	if (fd < 0)
 		goto out;
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	ssl = SSL_new(ctx);
-	if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+	if (SSL_set_fd(ssl, fd) != 1) {
 		snprintf(err, errlen, "cannot initialise TLS: out of memory");
 		goto out;
 	}
@@ -289,7 +377,9 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 	why[0] = '\0';
 	if (SSL_connect(ssl) != 1) {
 		long v = SSL_get_verify_result(ssl);
-		if (v != X509_V_OK)
+		if (tc.err[0])
+			snprintf(err, errlen, "%s", tc.err);
+		else if (v != X509_V_OK)
 			snprintf(err, errlen, "refusing sharnessd at %s: its certificate failed verification against %s: %s",
 				 c->url, c->ca, X509_verify_cert_error_string(v));
 		else {
@@ -454,6 +544,10 @@ out:
 			SSL_shutdown(ssl);
 		SSL_free(ssl);
 	}
+	/* A ticket is kept only from a daemon that took our certificate. */
+	if (tc.fresh && rc == 0 && r->status != 401 && !c->no_ticket)
+		ticket_save(c, tc.fresh);
+	SSL_SESSION_free(tc.fresh);
 	if (fd >= 0)
 		close(fd);
 	SSL_CTX_free(ctx);

@@ -427,8 +427,12 @@ int main(int argc, char **argv)
 	/* Writing to a closed socket or pipe must be an error return, not death. */
 	signal(SIGPIPE, SIG_IGN);
 	/* Do not read OPENSSLDIR/openssl.cnf: it could load engines or
-	 * providers (dlopen) and change our TLS settings from outside. */
-	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+	 * providers (dlopen) and change our TLS settings from outside.  No
+	 * OPENSSL_cleanup() at exit either: freeing OpenSSL's provider and
+	 * name tables one by one costs about 0.5 ms of a fresh `run`'s 5
+	 * (docs/bench.md) and frees nothing the exit does not; the secrets
+	 * are wiped where they are freed (SSL_free, ticket.c). */
+	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL);
 
 	int p = parse(argc, argv, &a);
 	if (p != 0) {
@@ -480,6 +484,9 @@ int main(int argc, char **argv)
 		else
 			code = hook_main(&o);
 	} else if (strcmp(a.cmdname, "doctor") == 0) {
+		/* Its real request is a full handshake: it checks what a client
+		 * without a ticket would meet. */
+		a.conf.no_ticket = 1;
 		code = a.npos ? die(EXIT_USAGE, "doctor takes no arguments") : doctor_run(&a.conf);
 	} else if (strcmp(a.cmdname, "mcp") == 0) {
 		code = a.npos ? die(EXIT_USAGE, "mcp takes no arguments") : mcp_main(&a.conf, a.profile);

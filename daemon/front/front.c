@@ -27,6 +27,7 @@
 #include "scrub.h"
 #include "lockdown.h"
 #include "scrub_vault.h"
+#include "tls.h"
 
 /* Handshake, headers and a verified certificate must come within this many
  * seconds of connecting, however slowly the bytes trickle (connguard.h). */
@@ -175,6 +176,12 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 		log_warn("the front is out of memory");
 		return 1;
 	}
+	/* Made here, kept in memory only (tls.h): a restart voids every ticket. */
+	f->tickets = tls_tickets_new();
+	if (!f->tickets) {
+		log_warn("the front could not make its session ticket key (GnuTLS's random generator failed)");
+		return 1;
+	}
 	struct MHD_Daemon *d = http_start(f);
 	const union MHD_DaemonInfo *di = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	if (!di) {
@@ -211,6 +218,7 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 	runflow_stop_all(f, true);
 	turn_for(f, d, 100, false);
 	MHD_stop_daemon(d);
+	tls_tickets_free(f->tickets);
 	connguard_free(f->guard);
 	return 0;
 }

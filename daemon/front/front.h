@@ -18,6 +18,7 @@
 struct scrub_rules;
 struct approvals;
 struct runq;
+struct tls_tickets;
 
 struct front {
 	const struct config *cfg;
@@ -37,6 +38,7 @@ struct front {
 	struct approvals *approvals; /* runs waiting for a person */
 	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
+	struct tls_tickets *tickets; /* the session ticket key, memory only (tls.h) */
 	struct jobs *jobs;           /* runs started with POST /v0/jobs (jobs.c) */
 	struct loop *loop;           /* the one event loop (loop.h) */
 	struct runflow *flows;       /* run requests in progress (runflow.h) */

@@ -102,6 +102,9 @@ void http_audit(const struct front *f, const struct tls_peer *peer, const char *
 		cJSON_AddStringToObject(line, "peer_cn", peer->cn);
 		cJSON_AddStringToObject(line, "peer_role", tls_role_name(peer->role));
 	}
+	/* Also on a 401: a resumed session whose certificate failed anew. */
+	if (peer)
+		cJSON_AddBoolToObject(line, "tls_resumed", peer->resumed);
 	if (code)
 		cJSON_AddStringToObject(line, "error", code);
 	if (audit_write(f->audit_fd, line) < 0)
@@ -426,6 +429,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 	}
 	*socket_ctx = st;
 	tls_require_client_cert(c);
+	if (tls_tickets_enable(f->tickets, c) < 0)
+		log_debug("session tickets are off for a connection: GnuTLS refused the key");
 	unsigned t = f->cfg->connection_timeout_s;
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, t < PREAUTH_TIMEOUT_S ? t : PREAUTH_TIMEOUT_S);
 }

@@ -57,6 +57,46 @@ void tls_require_client_cert(struct MHD_Connection *c)
 		gnutls_certificate_server_set_request((gnutls_session_t)ci->tls_session, GNUTLS_CERT_REQUIRE);
 }
 
+struct tls_tickets {
+	gnutls_datum_t key; /* gnutls_session_ticket_key_generate()'s master key */
+};
+
+struct tls_tickets *tls_tickets_new(void)
+{
+	struct tls_tickets *t = calloc(1, sizeof(*t));
+	if (t && gnutls_session_ticket_key_generate(&t->key) < 0) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+void tls_tickets_free(struct tls_tickets *t)
+{
+	if (!t)
+		return;
+	if (t->key.data) {
+		gnutls_memset(t->key.data, 0, t->key.size);
+		gnutls_free(t->key.data);
+	}
+	free(t);
+}
+
+int tls_tickets_enable(const struct tls_tickets *t, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!t || !ci || !ci->tls_session)
+		return -1;
+	gnutls_session_t s = (gnutls_session_t)ci->tls_session;
+	/* libmicrohttpd 0.9.75 creates the session in new_connection_prepare_()
+	 * and tells us of the connection (NOTIFY_STARTED) before it reads the
+	 * ClientHello, so the ticket key is in place for the first message. */
+	if (gnutls_session_ticket_enable_server(s, &t->key) < 0)
+		return -1;
+	gnutls_db_set_cache_expiration(s, TLS_TICKET_LIFETIME_S);
+	return 0;
+}
+
 /* The verified leaf is remembered for TLS_SEEN_MAX_S at most, and never
  * past its own notAfter: a long kept-alive connection is re-verified. */
 #define TLS_SEEN_MAX_S 60
@@ -102,7 +142,9 @@ static bool seen_before(const struct tls_seen *seen, gnutls_session_t s, struct 
 	if (!seen || seen->der_len == 0 || !leaf || leaf->size != seen->der_len || mono_s() >= seen->until_mono ||
 	    time(NULL) >= seen->not_after || memcmp(leaf->data, seen->der, seen->der_len) != 0)
 		return false;
+	bool resumed = peer->resumed;
 	*peer = seen->peer;
+	peer->resumed = resumed;
 	return true;
 }
 
@@ -133,6 +175,7 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_pee
 		return -1;
 	}
 	s = (gnutls_session_t)ci->tls_session;
+	peer->resumed = gnutls_session_is_resumed(s) != 0;
 	/* Verifying the chain (an ECDSA check and ASN.1 parsing) is a third
 	 * of the front's work per request on a kept-alive connection. */
 	if (seen_before(seen, s, peer))

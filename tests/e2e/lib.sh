@@ -2,7 +2,9 @@
 #
 #   e2e_start [CONFIG_JSON_FRAGMENT]   throwaway CA and certs in $T/certs, a workspace $WS,
 #                                      the real daemon on a free loopback port; exports
-#                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app)
+#                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app),
+#                                      SHARNESS_TICKETS=$T/tickets (the client's session
+#                                      tickets stay inside the test's own directory)
 #   api METHOD PATH [BODY] [ROLE]      curl with ROLE's certificate (default app);
 #                                      sets $STATUS and $BODY
 #   run_cmd CMD [PROFILE]              POST /v0/run {"cmd":CMD}; sets $STATUS $BODY
@@ -53,7 +55,7 @@ e2e_config() { # extra JSON fragment merged into the config
 }
 
 e2e_start() {
-	PORT=$(free_port)
+	PORT=${E2E_PORT:-$(free_port)} # E2E_PORT: a restart on the same port
 	# A uid range of its own, so that two daemons on one machine (tests run
 	# side by side) never take each other's processes for strays.
 	UID_FIRST=$((1900000000 + 4096 * (RANDOM % 50000)))
@@ -78,6 +80,7 @@ e2e_start() {
 	fi
 	export SHARNESS_URL=https://127.0.0.1:$PORT
 	export SHARNESS_CA=$T/certs/ca.pem SHARNESS_CERT=$T/certs/app.pem SHARNESS_KEY=$T/certs/app.key
+	export SHARNESS_TICKETS=$T/tickets
 }
 
 e2e_stop() {
