@@ -287,6 +287,14 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 			log_warn("poll: %s", strerror(errno));
 			break;
 		}
+		/* The request first: reap() serves the next ones itself, so the
+		 * poll's word on ctl is stale after it (a blocking read then). */
+		if (pfd[1].revents & POLLIN) {
+			on_run(st, ctl);
+		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			st->stopping = true; /* front is going; SIGCHLD will follow */
+			st->ctl_gone = true;
+		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -307,12 +315,6 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 				kill(st->front, SIGTERM);
 				st->front_told = true;
 			}
-		}
-		if (pfd[1].revents & POLLIN) {
-			on_run(st, ctl);
-		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
-			st->stopping = true; /* front is going; SIGCHLD will follow */
-			st->ctl_gone = true;
 		}
 	}
 	int code = st->exit_code;
