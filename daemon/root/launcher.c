@@ -287,15 +287,8 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 			log_warn("poll: %s", strerror(errno));
 			break;
 		}
-		/* The request first: reap() serves the next ones itself, so the
-		 * poll's word on ctl is stale after it (a blocking read then). */
-		if (pfd[1].revents & POLLIN) {
-			on_run(st, ctl);
-		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
-			st->stopping = true; /* front is going; SIGCHLD will follow */
-			st->ctl_gone = true;
-		}
-		if (pfd[0].revents & POLLIN) {
+		bool signalled = pfd[0].revents & POLLIN;
+		if (signalled) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
@@ -310,6 +303,16 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 					reopen_audit(st, ctl);
 				}
 			}
+		}
+		/* The polled request before reaping: reap() serves the next ones
+		 * itself, so the poll's word on ctl is stale after it. */
+		if (pfd[1].revents & POLLIN) {
+			on_run(st, ctl);
+		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			st->stopping = true; /* front is going; SIGCHLD will follow */
+			st->ctl_gone = true;
+		}
+		if (signalled) {
 			reap(st, ctl);
 			if (st->stopping && st->n == 0 && st->front > 0 && !st->front_told) {
 				kill(st->front, SIGTERM);
