@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <openssl/asn1.h>
+#include <openssl/opensslv.h>
 #include <openssl/evp.h>
 
 /* Bumped when what a file holds or how it is named changes. */
@@ -148,7 +149,14 @@ out:
  * an (EC)DHE exchange (forward secrecy, RFC 8446 §2.2), TLS 1.2's does not. */
 static bool usable(const SSL_SESSION *s)
 {
-	long born = (long)SSL_SESSION_get_time(s), life = (long)SSL_SESSION_get_timeout(s);
+	/* OpenSSL 3.3 added the time_t getter and 3.4 deprecated the long one
+	 * (Debian 13 has 3.5, 12 has 3.0). */
+#if OPENSSL_VERSION_NUMBER >= 0x30300000L
+	long born = (long)SSL_SESSION_get_time_ex(s);
+#else
+	long born = (long)SSL_SESSION_get_time(s);
+#endif
+	long life = (long)SSL_SESSION_get_timeout(s);
 	return SSL_SESSION_get_protocol_version(s) == TLS1_3_VERSION && SSL_SESSION_is_resumable(s) &&
 	       born > 0 && life > 0 && time(NULL) < born + life;
 }
