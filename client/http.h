@@ -1,11 +1,12 @@
 /*
  * http.h - one HTTP/1.1 request over mutual TLS (OpenSSL), one connection.
  *
- * TLS 1.2 minimum; the server must chain to conf->ca and match the URL host
- * (DNS name or IP SAN); the client presents conf->cert/conf->key.  The request
- * carries Content-Length and "Connection: close"; the reply may use
- * Content-Length, chunked encoding or close-delimiting.  Nothing here forks,
- * execs or loads modules: OpenSSL's config file is not read.
+ * The connection is the relay's when one runs for this identity (relay.h),
+ * else one of this process's own (tls.h: the checks of the daemon's
+ * certificate, the ticket).  The request carries Content-Length and
+ * "Connection: close"; the reply may use Content-Length, chunked encoding
+ * or close-delimiting.  After a request of its own worked and no relay
+ * answered, the relay is started for the next process.
  */
 #ifndef SHARNESS_CLIENT_HTTP_H
 #define SHARNESS_CLIENT_HTTP_H

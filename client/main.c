@@ -1,8 +1,10 @@
 /*
  * main.c - sharness-client: the messenger between a person or an agent and
- * sharnessd (SPEC §10).  It sends one request and prints the answer; it never
- * forks or executes anything, so there is nothing here an agent could use to
- * run a command outside the sandbox.
+ * sharnessd (SPEC §10).  It sends one request and prints the answer.  It
+ * executes nothing but itself: the one process it may start is its own
+ * relay (relay.h), this binary again, which copies bytes to the daemon and
+ * starts nothing; so there is nothing here an agent could use to run a
+ * command outside the sandbox.
  *
  * Trust: arguments and stdin come from the caller; replies come from the
  * authenticated daemon.  Exit codes: `run` mirrors the command (124 timeout,
@@ -29,6 +31,7 @@
 #include "hook.h"
 #include "job.h"
 #include "mcp.h"
+#include "relay.h"
 #include "run.h"
 #include "show.h"
 
@@ -56,6 +59,9 @@ static const char usage_text[] =
 	"  mcp [--profile P]             MCP stdio server: run_command and the job tools\n"
 	"  doctor                        check the certificates, a real request to the daemon and\n"
 	"                                each agent's hook: one \u2714/\u2718 line each; exit 1 on any \u2718\n"
+	"  relay                         keep connections to the daemon ready for the next clients\n"
+	"                                (started on its own; ends 10 minutes after its last client;\n"
+	"                                SHARNESS_RELAY=off: every client connects itself)\n"
 	"\n"
 	"connection (flag, else environment, else default):\n"
 	"  --url   SHARNESS_URL   https://127.0.0.1:7443\n"
@@ -488,6 +494,8 @@ int main(int argc, char **argv)
 		 * without a ticket would meet. */
 		a.conf.no_ticket = 1;
 		code = a.npos ? die(EXIT_USAGE, "doctor takes no arguments") : doctor_run(&a.conf);
+	} else if (strcmp(a.cmdname, "relay") == 0) {
+		code = a.npos ? die(EXIT_USAGE, "relay takes no arguments") : relay_main(&a.conf);
 	} else if (strcmp(a.cmdname, "mcp") == 0) {
 		code = a.npos ? die(EXIT_USAGE, "mcp takes no arguments") : mcp_main(&a.conf, a.profile);
 	} else {

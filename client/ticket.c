@@ -61,13 +61,11 @@ static int dir_path(char *out, size_t n, char *parent, size_t pn)
 	return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
-/* The ticket directory, opened and checked; -1 when there is none we may
- * trust.  `create`: make it (and ~/.cache) 0700 when missing. */
-static int open_dir(bool create)
+int ticket_dir(bool create, char *path, size_t pathlen)
 {
-	char path[4096], parent[4096];
+	char parent[4096];
 	struct stat st;
-	if (dir_path(path, sizeof path, parent, sizeof parent) < 0)
+	if (dir_path(path, pathlen, parent, sizeof parent) < 0)
 		return -1;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
@@ -120,7 +118,7 @@ static int hash_file(EVP_MD_CTX *md, const char *path)
  * earned, and only while the files it was earned with are unchanged (a
  * digest of the key says nothing of it; the name is in a directory only
  * we can read anyway). */
-static int file_name(const struct conf *c, char out[65])
+static int ticket_name(const struct conf *c, char out[65])
 {
 	unsigned char dig[EVP_MAX_MD_SIZE];
 	unsigned dlen = 0;
@@ -212,11 +210,12 @@ SSL_SESSION *ticket_load(const struct conf *c)
 	ssize_t got = 0;
 	/* The directory first: with tickets off (or no place for them) the
 	 * files are not even hashed. */
-	int dfd = open_dir(false);
+	char dir[4096];
+	int dfd = ticket_dir(false, dir, sizeof dir);
 	if (dfd < 0)
 		return NULL;
 	int fd =
-	    file_name(c, name) < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	    ticket_name(c, name) < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	close(dfd);
 	if (fd < 0)
 		return NULL;
@@ -246,10 +245,11 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	long len = -1;
 	if (!s || !usable(s))
 		return;
-	int dfd = open_dir(true);
+	char dir[4096];
+	int dfd = ticket_dir(true, dir, sizeof dir);
 	if (dfd < 0)
 		return;
-	if (file_name(c, name) < 0) {
+	if (ticket_name(c, name) < 0) {
 		close(dfd);
 		return;
 	}

@@ -36,11 +36,20 @@
 #ifndef SHARNESS_CLIENT_TICKET_H
 #define SHARNESS_CLIENT_TICKET_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <openssl/ssl.h>
 
 #include "conf.h"
 
 #define TICKET_MAX 16384
+
+/* The directory above (the relay's socket lives there too), opened and
+ * checked; -1 when tickets are off or there is no place we may trust.
+ * `create`: make it (and ~/.cache) 0700 when missing.  `path` gets its
+ * name. */
+int ticket_dir(bool create, char *path, size_t pathlen);
 
 /* The stored session for `c`, to pass to SSL_set_session(), or NULL.
  * The caller frees it (SSL_SESSION_free). */

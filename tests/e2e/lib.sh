@@ -4,7 +4,9 @@
 #                                      the real daemon on a free loopback port; exports
 #                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app),
 #                                      SHARNESS_TICKETS=$T/tickets (the client's session
-#                                      tickets stay inside the test's own directory)
+#                                      tickets stay inside the test's own directory),
+#                                      SHARNESS_RELAY=off (each client connects itself;
+#                                      relay.sh tests the relay, client/relay.h)
 #   api METHOD PATH [BODY] [ROLE]      curl with ROLE's certificate (default app);
 #                                      sets $STATUS and $BODY
 #   run_cmd CMD [PROFILE]              POST /v0/run {"cmd":CMD}; sets $STATUS $BODY
@@ -80,7 +82,7 @@ e2e_start() {
 	fi
 	export SHARNESS_URL=https://127.0.0.1:$PORT
 	export SHARNESS_CA=$T/certs/ca.pem SHARNESS_CERT=$T/certs/app.pem SHARNESS_KEY=$T/certs/app.key
-	export SHARNESS_TICKETS=$T/tickets
+	export SHARNESS_TICKETS=$T/tickets SHARNESS_RELAY=off
 }
 
 e2e_stop() {

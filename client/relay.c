@@ -1,0 +1,608 @@
+/*
+ * relay.c - the client's relay (see relay.h for what it promises).
+ *
+ * Trust: a peer on the socket is served only when its uid is ours, and a
+ * client talks to a relay only when its uid is ours; both then hold the
+ * same files (the key included), so neither gains from the other what it
+ * did not have.  What a client sends is copied to the daemon as it is:
+ * the daemon checks it, as it checks a connection of the client's own.
+ *
+ * Threads: the main thread accepts; a keeper keeps the warm connection;
+ * each client gets a thread that copies its bytes.  `mu` guards the spare,
+ * the session, the counters and `quit`; a connection belongs to one thread
+ * at a time.
+ */
+#include "relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include "ticket.h"
+#include "tls.h"
+
+/* How long a client waits for "+" before it connects itself: a handshake
+ * takes milliseconds; a relay that is stopped or stuck must not hang it. */
+#define RELAY_READY_MS 10000
+/* A ready connection is replaced after this long unused: the daemon cuts a
+ * connection that has sent no request for 5 s (daemon/front/http.c,
+ * PREAUTH_TIMEOUT_S), and a client needs a moment to send its own. */
+#define RELAY_SPARE_MS 3000
+/* The identity line's limit (three files' stat fields and the URL). */
+#define RELAY_ID_MAX 8192
+
+extern char **environ;
+
+static bool relay_off(void)
+{
+	const char *v = getenv("SHARNESS_RELAY");
+	return v && strcmp(v, "off") == 0;
+}
+
+/* What a relay serves, exactly: the URL, and the three files as the
+ * kernel sees them (device, inode, size, modification and change times),
+ * so a file rewritten or replaced is another identity.  Only stat(): on a
+ * client's way to a relay no file is read and OpenSSL is not started (its
+ * first digest alone costs a millisecond, docs/bench.md). */
+static int identity(const struct conf *c, char *out, size_t n)
+{
+	const char *files[3] = {c->ca, c->cert, c->key};
+	int w = snprintf(out, n, "sharness-relay v1 %s %s %s", c->host, c->port, c->base[0] ? c->base : "/");
+	for (int i = 0; i < 3 && w > 0 && (size_t)w < n; i++) {
+		struct stat st;
+		if (stat(files[i], &st) < 0)
+			return -1;
+		w += snprintf(out + w, n - (size_t)w, " %llx:%llx:%lld:%lld.%09ld:%lld.%09ld", (unsigned long long)st.st_dev,
+			      (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			      st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	}
+	return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+/* "DIR/NAME.relay" (and "DIR/NAME.lock" in `lock`, may be NULL), NAME two
+ * FNV-1a hashes of the identity: an address, not a proof, since the client
+ * compares the identity the relay states (relay.h).  -1 when the relay is
+ * off or the path does not fit a socket address. */
+static int relay_paths(const char *id, bool create, struct sockaddr_un *sa, char *lock, size_t locklen)
+{
+	char dir[4096];
+	if (relay_off())
+		return -1;
+	int dfd = ticket_dir(create, dir, sizeof dir);
+	if (dfd < 0)
+		return -1;
+	close(dfd);
+	unsigned long long h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
+		h1 = (h1 ^ *p) * 0x100000001b3ULL;
+		h2 = (h2 ^ *p) * 0x100000001b3ULL;
+	}
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	int w = snprintf(sa->sun_path, sizeof sa->sun_path, "%s/%016llx%016llx.relay", dir, h1, h2);
+	if (w <= 0 || (size_t)w >= sizeof sa->sun_path)
+		return -1;
+	if (lock && snprintf(lock, locklen, "%s/%016llx%016llx.lock", dir, h1, h2) >= (int)locklen)
+		return -1;
+	return 0;
+}
+
+static bool peer_is_us(int fd)
+{
+	struct ucred u;
+	socklen_t len = sizeof u;
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &len) == 0 && len == sizeof u && u.uid == geteuid();
+}
+
+/* Reads the relay's "+IDENTITY\n" and compares it with ours. */
+static bool relay_ready(int fd, const char *id)
+{
+	char line[RELAY_ID_MAX + 2];
+	size_t got = 0;
+	while (got < sizeof line) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, RELAY_READY_MS) != 1)
+			return false;
+		ssize_t n = read(fd, line + got, sizeof line - got);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+		char *nl = memchr(line, '\n', got);
+		if (nl)
+			/* Nothing follows it: the daemon has had no request yet. */
+			return nl == line + got - 1 && line[0] == '+' && (size_t)(nl - line - 1) == strlen(id) &&
+			       memcmp(line + 1, id, strlen(id)) == 0;
+	}
+	return false;
+}
+
+int relay_connect(const struct conf *c, int *start)
+{
+	struct sockaddr_un sa;
+	char id[RELAY_ID_MAX];
+	*start = 0;
+	if (relay_off() || identity(c, id, sizeof id) < 0)
+		return -1;
+	if (relay_paths(id, false, &sa, NULL, 0) < 0) {
+		/* No directory yet: the first request's ticket makes it. */
+		*start = 1;
+		return -1;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		*start = errno == ENOENT || errno == ECONNREFUSED;
+		close(fd);
+		return -1;
+	}
+	if (!peer_is_us(fd) || !relay_ready(fd, id)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void relay_start(const struct conf *c)
+{
+	/* The relay runs from "/", so it gets the files by absolute path. */
+	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], url[4096];
+	if (!realpath(c->cert, cert) || !realpath(c->key, key) || !realpath(c->ca, ca) ||
+	    snprintf(url, sizeof url, "%s", c->url) >= (int)sizeof url)
+		return;
+	char *argv[] = {"sharness-client", "--url", url, "--cert", cert, "--key", key, "--ca", ca, "relay", NULL};
+	pid_t a = fork();
+	if (a < 0)
+		return;
+	if (a == 0) {
+		/* Only async-signal-safe calls until the exec: the client may
+		 * have a thread (run.c's approval watcher).  setsid: no terminal,
+		 * no signal of the caller's process group; the second fork: never
+		 * a session leader that could acquire a terminal. */
+		if (setsid() < 0)
+			_exit(1);
+		pid_t b = fork();
+		if (b != 0)
+			_exit(b < 0);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 || chdir("/") < 0)
+			_exit(1);
+		(void)close_range(3, ~0U, 0);
+		execve("/proc/self/exe", argv, environ);
+		_exit(127);
+	}
+	while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- the relay itself ---- */
+
+struct relay {
+	const struct conf *c;
+	SSL_CTX *ctx;
+	pthread_mutex_t mu;
+	struct tls_conn *spare; /* ready, nonblocking; NULL when there is none */
+	long long spare_born;   /* when its handshake ended, monotonic ms */
+	SSL_SESSION *session;   /* the newest ticket: the next handshake offers it */
+	int wake[2];            /* the keeper's pipe: the spare was taken, or quit */
+	time_t last_client;     /* monotonic seconds */
+	int active;             /* clients being served */
+	bool quit;              /* a connection failed: serve nobody new */
+	char why[600];          /* why it quit */
+	char id[RELAY_ID_MAX];  /* identity(): what it serves */
+};
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void set_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Keeps the newest ticket a connection received, for the next handshake. */
+static void keep_session(struct relay *r, struct tls_conn *t)
+{
+	if (!t->fresh)
+		return;
+	pthread_mutex_lock(&r->mu);
+	SSL_SESSION_free(r->session);
+	r->session = t->fresh;
+	t->fresh = NULL;
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void quit_with(struct relay *r, const char *why)
+{
+	pthread_mutex_lock(&r->mu);
+	if (!r->quit)
+		snprintf(r->why, sizeof r->why, "%s", why);
+	r->quit = true;
+	pthread_mutex_unlock(&r->mu);
+	(void)!write(r->wake[1], "q", 1);
+}
+
+/* A new connection to the daemon (blocking until it is up), offering the
+ * newest ticket.  NULL, and the relay quits, when it fails. */
+static struct tls_conn *open_conn(struct relay *r)
+{
+	char err[600];
+	struct tls_conn *t = malloc(sizeof *t);
+	if (!t) {
+		quit_with(r, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&r->mu);
+	SSL_SESSION *offer = r->session;
+	if (offer)
+		SSL_SESSION_up_ref(offer);
+	pthread_mutex_unlock(&r->mu);
+	int rc = tls_open(t, r->c, r->ctx, offer, 1, err, sizeof err);
+	SSL_SESSION_free(offer);
+	if (rc < 0) {
+		free(t);
+		quit_with(r, err);
+		return NULL;
+	}
+	return t;
+}
+
+static void close_conn(struct relay *r, struct tls_conn *t)
+{
+	if (!t)
+		return;
+	keep_session(r, t);
+	tls_close(t, 0);
+	free(t);
+}
+
+/* Keeps one connection ready while clients keep coming, never older than
+ * RELAY_SPARE_MS: the daemon would cut it at 5 s (relay.h). */
+static void *keeper(void *arg)
+{
+	struct relay *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		bool quit = r->quit, warm = now_s() - r->last_client < RELAY_WARM_S;
+		struct tls_conn *old = r->spare && (!warm || now_ms() - r->spare_born >= RELAY_SPARE_MS) ? r->spare : NULL;
+		if (old)
+			r->spare = NULL;
+		bool have = r->spare != NULL;
+		pthread_mutex_unlock(&r->mu);
+		close_conn(r, old);
+		if (quit)
+			return NULL;
+		if (!have && warm) {
+			struct tls_conn *t = open_conn(r);
+			if (!t)
+				return NULL;
+			set_nonblocking(t->fd);
+			pthread_mutex_lock(&r->mu);
+			r->spare = t;
+			r->spare_born = now_ms();
+			pthread_mutex_unlock(&r->mu);
+		}
+		pthread_mutex_lock(&r->mu);
+		struct tls_conn *watched = r->spare;
+		int fd = watched ? watched->fd : -1;
+		long wait = watched ? RELAY_SPARE_MS - (long)(now_ms() - r->spare_born) : 1000;
+		pthread_mutex_unlock(&r->mu);
+		struct pollfd p[2] = {{.fd = r->wake[0], .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+		int n = poll(p, fd >= 0 ? 2 : 1, wait > 0 ? (int)wait : 0);
+		char drain[64];
+		if (n > 0 && (p[0].revents & POLLIN))
+			(void)!read(r->wake[0], drain, sizeof drain);
+		if (n <= 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		/* Readable while idle: a ticket (taken in by SSL_read), or the
+		 * daemon closing it.  Only if it is still ours. */
+		pthread_mutex_lock(&r->mu);
+		struct tls_conn *dead = NULL;
+		if (r->spare == watched) {
+			char b[1];
+			int m = SSL_read(watched->ssl, b, 1);
+			if (m > 0 || SSL_get_error(watched->ssl, m) != SSL_ERROR_WANT_READ) {
+				dead = watched; /* closed, or it spoke unasked: not usable */
+				r->spare = NULL;
+			}
+		}
+		pthread_mutex_unlock(&r->mu);
+		close_conn(r, dead);
+	}
+}
+
+/* Writes all of `p` to a nonblocking TLS connection. */
+static int tls_write_all(struct tls_conn *t, const char *p, size_t n)
+{
+	while (n) {
+		int w = SSL_write(t->ssl, p, n > (1u << 30) ? 1 << 30 : (int)n);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		}
+		int e = SSL_get_error(t->ssl, w);
+		struct pollfd p1 = {.fd = t->fd,
+				    .events = e == SSL_ERROR_WANT_WRITE ? POLLOUT : e == SSL_ERROR_WANT_READ ? POLLIN : 0};
+		if (!p1.events || poll(&p1, 1, -1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int fd_write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+struct client {
+	struct relay *r;
+	int fd;
+	struct tls_conn *t; /* the spare, or NULL: made here */
+};
+
+/* Copies bytes both ways until either end closes. */
+static void copy_both_ways(int cfd, struct tls_conn *t)
+{
+	char buf[65536];
+	for (;;) {
+		struct pollfd p[2] = {{.fd = cfd, .events = POLLIN}, {.fd = t->fd, .events = POLLIN}};
+		if (SSL_pending(t->ssl) == 0 && poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (p[0].revents) {
+			ssize_t n = read(cfd, buf, sizeof buf);
+			if (n <= 0 || tls_write_all(t, buf, (size_t)n) < 0)
+				return;
+		}
+		for (;;) { /* everything OpenSSL has decrypted or can */
+			int n = SSL_read(t->ssl, buf, sizeof buf);
+			if (n > 0) {
+				if (fd_write_all(cfd, buf, (size_t)n) < 0)
+					return;
+				continue;
+			}
+			if (SSL_get_error(t->ssl, n) != SSL_ERROR_WANT_READ)
+				return; /* the daemon closed it: the reply is complete */
+			break;
+		}
+	}
+}
+
+static void *serve_client(void *arg)
+{
+	struct client *cl = arg;
+	struct relay *r = cl->r;
+	if (!cl->t) {
+		cl->t = open_conn(r);
+		if (cl->t)
+			set_nonblocking(cl->t->fd);
+	}
+	char line[RELAY_ID_MAX + 2];
+	int n = snprintf(line, sizeof line, "+%s\n", r->id);
+	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0)
+		copy_both_ways(cl->fd, cl->t);
+	close_conn(r, cl->t);
+	close(cl->fd);
+	pthread_mutex_lock(&r->mu);
+	r->active--;
+	r->last_client = now_s();
+	pthread_mutex_unlock(&r->mu);
+	(void)!write(r->wake[1], "d", 1);
+	free(cl);
+	return NULL;
+}
+
+/* A client on the socket: handed the spare, or served by a new one. */
+static void accept_client(struct relay *r, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct client *cl = peer_is_us(fd) ? calloc(1, sizeof *cl) : NULL;
+	pthread_mutex_lock(&r->mu);
+	bool room = cl && !r->quit && r->active < RELAY_MAX_CLIENTS;
+	if (room) {
+		cl->r = r;
+		cl->fd = fd;
+		cl->t = r->spare;
+		r->spare = NULL;
+		r->active++;
+		r->last_client = now_s();
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!room) { /* it connects itself instead */
+		free(cl);
+		close(fd);
+		return;
+	}
+	(void)!write(r->wake[1], "t", 1);
+	pthread_attr_t at;
+	pthread_t tid;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&tid, &at, serve_client, cl) != 0) {
+		pthread_mutex_lock(&r->mu);
+		r->active--;
+		pthread_mutex_unlock(&r->mu);
+		close_conn(r, cl->t);
+		close(fd);
+		free(cl);
+	}
+	pthread_attr_destroy(&at);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static long idle_limit(void)
+{
+	const char *v = getenv("SHARNESS_RELAY_IDLE");
+	char *end;
+	long s = v ? strtol(v, &end, 10) : 0;
+	return v && *v && !*end && s >= 1 && s <= 86400 ? s : RELAY_IDLE_S;
+}
+
+/* The socket file is still the one we bound (same inode): a relay whose
+ * directory was removed serves nobody and should not linger. */
+static bool still_bound(const char *path, const struct stat *bound)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && st.st_ino == bound->st_ino && st.st_dev == bound->st_dev;
+}
+
+int relay_main(const struct conf *c)
+{
+	struct sockaddr_un sa;
+	char lock[4200], again[RELAY_ID_MAX], err[600];
+	struct relay r = {.c = c, .wake = {-1, -1}, .last_client = now_s()};
+	int lockfd = -1, lfd = -1, rc = 1;
+	pthread_t keeper_tid;
+	bool keeping = false;
+	struct stat bound = {0};
+
+	signal(SIGPIPE, SIG_IGN);
+	/* SIGTERM, SIGINT and SIGHUP end it cleanly (its socket removed).
+	 * Blocked in every thread, they arrive only in the main thread's
+	 * ppoll(). */
+	sigset_t stops, during_poll;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGHUP);
+	struct sigaction sa_stop = {.sa_handler = on_stop_signal};
+	sigemptyset(&sa_stop.sa_mask);
+	pthread_sigmask(SIG_BLOCK, &stops, &during_poll);
+	sigdelset(&during_poll, SIGTERM);
+	sigdelset(&during_poll, SIGINT);
+	sigdelset(&during_poll, SIGHUP);
+	sigaction(SIGTERM, &sa_stop, NULL);
+	sigaction(SIGINT, &sa_stop, NULL);
+	sigaction(SIGHUP, &sa_stop, NULL);
+	umask(077);
+	/* It holds the private key in memory: no core dump, no ptrace by
+	 * other processes of the uid. */
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	if (relay_off() || identity(c, r.id, sizeof r.id) < 0 || relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
+		fprintf(stderr, "sharness-client relay: no usable ticket directory (see SHARNESS_TICKETS), or SHARNESS_RELAY=off\n");
+		return 1;
+	}
+	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (lockfd >= 0 && errno == EWOULDBLOCK)
+			rc = 0; /* another relay serves this name */
+		else
+			fprintf(stderr, "sharness-client relay: cannot lock %s: %s\n", lock, strerror(errno));
+		goto out;
+	}
+	r.ctx = tls_ctx_new(c, err, sizeof err);
+	if (!r.ctx || tls_ctx_load(r.ctx, c, err, sizeof err) < 0) {
+		fprintf(stderr, "sharness-client relay: %s\n", err);
+		goto out;
+	}
+	/* What it loaded is what the name says: no file changed meanwhile. */
+	if (identity(c, again, sizeof again) < 0 || strcmp(r.id, again) != 0) {
+		fprintf(stderr, "sharness-client relay: a certificate, key or CA file changed while it started\n");
+		goto out;
+	}
+	(void)unlink(sa.sun_path); /* a dead relay's; we hold the lock */
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    lstat(sa.sun_path, &bound) < 0 || listen(lfd, 64) < 0) {
+		fprintf(stderr, "sharness-client relay: cannot listen on %s: %s\n", sa.sun_path, strerror(errno));
+		goto out;
+	}
+	r.session = ticket_load(c);
+	if (pthread_mutex_init(&r.mu, NULL) != 0 || pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pthread_create(&keeper_tid, NULL, keeper, &r) != 0) {
+		fprintf(stderr, "sharness-client relay: cannot start: %s\n", strerror(errno));
+		goto out;
+	}
+	keeping = true;
+	long idle = idle_limit();
+	for (;;) {
+		struct pollfd p = {.fd = lfd, .events = POLLIN};
+		struct timespec second = {.tv_sec = 1};
+		int n = ppoll(&p, 1, &second, &during_poll);
+		pthread_mutex_lock(&r.mu);
+		bool quit = r.quit, done = r.active == 0 && now_s() - r.last_client >= idle;
+		pthread_mutex_unlock(&r.mu);
+		if (quit || done || stop_signal || !still_bound(sa.sun_path, &bound))
+			break;
+		if (n > 0)
+			accept_client(&r, lfd);
+	}
+	rc = r.quit ? 1 : 0;
+	if (r.quit)
+		fprintf(stderr, "sharness-client relay: %s\n", r.why);
+out:
+	if (lfd >= 0) {
+		/* New clients connect themselves from now on. */
+		if (still_bound(sa.sun_path, &bound))
+			(void)unlink(sa.sun_path);
+		close(lfd);
+	}
+	if (keeping) {
+		quit_with(&r, "ending");
+		pthread_join(keeper_tid, NULL);
+		for (;;) { /* the clients being served finish first */
+			pthread_mutex_lock(&r.mu);
+			int active = r.active;
+			pthread_mutex_unlock(&r.mu);
+			if (!active)
+				break;
+			usleep(10000);
+		}
+		close_conn(&r, r.spare);
+	}
+	SSL_SESSION_free(r.session);
+	SSL_CTX_free(r.ctx);
+	if (lockfd >= 0)
+		close(lockfd);
+	return rc;
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# relay.sh - the client's relay (issue 16.1, SPEC §15.5; client/relay.h): a
+# client whose own request worked starts it; the next clients go through it
+# (no TCP connection, no TLS of their own, one execve, no process) and get
+# the same replies, identity and audit lines; its socket is 0600 in the
+# 0700 ticket directory and a peer of another uid is refused; a client
+# never sends its request to a socket that does not state its identity;
+# the relay ends when idle, when its socket is removed, and when the
+# daemon goes away (clients then connect themselves); SHARNESS_RELAY=off
+# and SHARNESS_TICKETS=off start none.
+. "$(dirname "$0")/lib.sh"
+e2e_start
+cd "$WS" || exit 1
+unset SHARNESS_RELAY # lib.sh turns it off for every other suite
+TK=$SHARNESS_TICKETS
+
+relay_pids() { pgrep -f -- "--ca $T/certs/ca.pem relay\$"; }
+stop_relays() {
+	pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"
+	for _ in $(seq 1 100); do relay_pids >/dev/null || return 0; sleep 0.05; done
+	pkill -KILL -f -- "--ca $T/certs/ca.pem relay\$"
+}
+trap 'stop_relays; e2e_cleanup' EXIT
+wait_for() { # SECONDS CMD...: 0 once CMD succeeds
+	local s=$1; shift
+	for _ in $(seq 1 $((s * 20))); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+no_relay() { ! relay_pids >/dev/null; }
+sock() { ls "$TK"/*.relay 2>/dev/null | head -1; }
+runs() { grep -c '"event":"run_started"' "$T/audit.log"; }
+last_audit() { jq -rs 'map(select(.path != null)) | last | "\(.status) \(.peer_cn) \(.peer_role)"' "$T/audit.log"; }
+
+# --- the first client starts it ------------------------------------------------
+check "no relay before the first client" no_relay
+client_run run -- echo first
+check_eq "first client: the run works (its own connection)" "$RC/$OUT" $'0/first\n'
+check "a relay is running for this identity" wait_for 5 relay_pids
+check "its socket is there" wait_for 5 test -S "$(sock)"
+S=$(sock)
+P=$(relay_pids | head -1)
+check_match "the socket is named by the identity" "$(basename "$S")" '^[0-9a-f]{32}\.relay$'
+check_eq "the socket is 0600 and ours, in a 0700 directory of ours" \
+	"$(stat -c '%a %u' "$S") $(stat -c '%a %u' "$TK")" "600 $(id -u) 700 $(id -u)"
+check_eq "its lock file is 0600" "$(stat -c '%a' "${S%.relay}.lock")" 600
+check_eq "the relay runs from /, with /dev/null for stdin, stdout and stderr" \
+	"$(readlink /proc/$P/cwd) $(readlink /proc/$P/fd/0) $(readlink /proc/$P/fd/1) $(readlink /proc/$P/fd/2)" \
+	"/ /dev/null /dev/null /dev/null"
+check_eq "it has no terminal and is out of the caller's session" \
+	"$(ps -o tty= -p "$P") $([ "$(ps -o sid= -p "$P")" != "$(ps -o sid= -p $$)" ] && echo other)" "? other"
+check_eq "it is this binary, given the files by absolute path" \
+	"$(tr '\0' ' ' </proc/$P/cmdline)" "sharness-client --url $SHARNESS_URL --cert $T/certs/app.pem --key $T/certs/app.key --ca $T/certs/ca.pem relay "
+check_eq "one relay only" "$(relay_pids | wc -l)" 1
+
+# --- the next clients go through it ---------------------------------------------
+n0=$(runs)
+strace -f -qq -e trace=execve,execveat,clone,clone3,fork,vfork,connect -o "$T/st" "$CLIENT" run -- 'echo through; echo err >&2; exit 3' >"$T/o" 2>"$T/e"
+RC=$?
+check_eq "through the relay: stdout, stderr and the exit code" "$RC/$(cat "$T/o")/$(cat "$T/e")" "3/through/err"
+check "the client connected to the relay's socket" grep -q "connect(.*sun_path=\"$S\"" "$T/st"
+check "... and to no TCP address (no TLS of its own)" bash -c "! grep -q 'connect(.*AF_INET' '$T/st'"
+check_eq "... with one execve (its own) and no new process (threads only)" \
+	"$(grep -c execve "$T/st") $(grep -E 'clone|fork' "$T/st" | grep -vc CLONE_THREAD)" "1 0"
+check_eq "one run for one command" "$(($(runs) - n0))" 1
+check_eq "the daemon knows the client's certificate (audit)" "$(last_audit)" "200 app app"
+check_eq "still one relay" "$(relay_pids | wc -l)" 1
+head -c 3000000 /dev/urandom | base64 -w 100 >"$WS/big.txt"
+client_run run -- cat big.txt
+check_eq "3 MB of output through the relay, byte for byte" "$RC $(printf '%s' "$OUT" | sha256sum)" "0 $(sha256sum <"$WS/big.txt")"
+printf 'from stdin\n' >"$T/in"
+"$CLIENT" run --stdin -- 'tr a-z A-Z' <"$T/in" >"$T/o" 2>&1
+check_eq "stdin through the relay" "$?/$(cat "$T/o")" "0/FROM STDIN"
+client_run run --profile nosuch -- true
+check_eq "the daemon's refusal through the relay, as without it" "$RC" 125
+check_match "... saying why" "$ERR" "no profile named 'nosuch'"
+client_run profiles
+check_eq "other commands go through it too" "$RC $(last_audit)" "0 200 app app"
+pids=()
+for i in $(seq 1 8); do "$CLIENT" run -- "echo c$i" >"$T/par.$i" 2>&1 & pids+=($!); done
+wait "${pids[@]}" # not a bare wait: the daemon is a child of this shell too
+bad=0
+for i in $(seq 1 8); do [ "$(cat "$T/par.$i")" = "c$i" ] || bad=$((bad + 1)); done
+check_eq "8 clients at once through one relay, each its own reply" "$bad" 0
+check_eq "... still one relay" "$(relay_pids | wc -l)" 1
+
+# --- whom it serves, and whom a client trusts ------------------------------------
+chmod 711 "$TK"
+chmod 666 "$S"
+got=$(setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+print(repr(s.recv(100)))' "$S" 2>&1)
+check_eq "a peer of another uid gets nothing (SO_PEERCRED), even where it can reach the socket" "$got" "b''"
+chmod 700 "$TK"
+chmod 600 "$S"
+stop_relays
+check "SIGTERM ends the relay" no_relay
+check "... and it removes its socket" test ! -e "$S"
+# A socket that does not state this identity after "+" gets no request.
+python3 -c '
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.sendall(b"+sharness-relay v1 somebody else\n"); c.settimeout(3)
+try: got = len(c.recv(65536))
+except OSError: got = 0
+open(sys.argv[2], "w").write(str(got))' "$S" "$T/fake" &
+FAKE=$!
+wait_for 5 test -S "$S"
+n0=$(runs)
+client_run run -- echo past the fake
+wait "$FAKE"
+check_eq "a socket that states another identity: the client connects itself" "$RC/$OUT" $'0/past the fake\n'
+check_eq "... and sent it nothing" "$(cat "$T/fake")" 0
+check_eq "... one run" "$(($(runs) - n0))" 1
+rm -f "$S"
+
+# --- when it ends ----------------------------------------------------------------
+client_run run -- true
+wait_for 5 test -S "$(sock)"
+S=$(sock)
+rm -f "$S"
+check "a relay whose socket was removed ends" wait_for 5 no_relay
+client_run run -- true
+check "the next client starts another" wait_for 5 relay_pids
+wait_for 5 test -S "$(sock)"
+client_run run -- true
+e2e_stop
+check "a relay whose daemon is gone ends" wait_for 10 no_relay
+E2E_PORT=$PORT e2e_start
+unset SHARNESS_RELAY
+client_run run -- echo after restart
+check_eq "after a restart the next client works (its own connection)" "$RC/$OUT" $'0/after restart\n'
+check "... and starts a relay again" wait_for 5 relay_pids
+stop_relays
+SHARNESS_RELAY_IDLE=1 client_run run -- true
+check "SHARNESS_RELAY_IDLE: a relay starts" wait_for 5 relay_pids
+check "... and ends after its idle time" wait_for 10 no_relay
+check "... removing its socket" test -z "$(sock)"
+
+# --- off ---------------------------------------------------------------------------
+SHARNESS_RELAY=off client_run run -- true
+sleep 0.5
+check_eq "SHARNESS_RELAY=off: the run works and no relay starts" "$RC $(relay_pids | wc -l) $(ls "$TK" | grep -c relay)" "0 0 0"
+SHARNESS_TICKETS=off client_run run -- true
+sleep 0.5
+check_eq "SHARNESS_TICKETS=off: no relay either" "$RC $(relay_pids | wc -l)" "0 0"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=stranger -days 1 \
+	-keyout "$T/stranger.key" -out "$T/stranger.pem" 2>/dev/null
+client_run --cert "$T/stranger.pem" --key "$T/stranger.key" run -- true
+sleep 0.5
+check_eq "a client the daemon refused starts no relay" "$RC $(pgrep -fc -- "--key $T/stranger.key")" "125 0"
+client_run doctor
+check_eq "doctor starts none (its request is a full handshake)" "$(relay_pids | wc -l)" 0
