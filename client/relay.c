@@ -322,7 +322,7 @@ static void *keeper(void *arg)
 		char drain[64];
 		if (n > 0 && (p[0].revents & POLLIN))
 			(void)!read(r->wake[0], drain, sizeof drain);
-		if (n <= 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (n <= 0 || !watched || !(p[1].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		/* Readable while idle: a ticket (taken in by SSL_read), or the
 		 * daemon closing it.  Only if it is still ours. */
