@@ -198,6 +198,8 @@ struct relay {
 	const struct conf *c;
 	SSL_CTX *ctx;
 	pthread_mutex_t mu;
+	pthread_cond_t made;    /* the keeper's handshake ended (`making` false) */
+	bool making;            /* the keeper is making the next spare */
 	struct tls_conn *spare; /* ready, nonblocking; NULL when there is none */
 	long long spare_born;   /* when its handshake ended, monotonic ms */
 	SSL_SESSION *session;   /* the newest ticket: the next handshake offers it */
@@ -262,10 +264,12 @@ static struct tls_conn *open_conn(struct relay *r)
 		quit_with(r, "out of memory");
 		return NULL;
 	}
+	/* A ticket resumes once: the daemon (GnuTLS) does a full handshake
+	 * for one offered again.  So it is taken, and each connection's own
+	 * new ticket is kept for the next (keep_session). */
 	pthread_mutex_lock(&r->mu);
 	SSL_SESSION *offer = r->session;
-	if (offer)
-		SSL_SESSION_up_ref(offer);
+	r->session = NULL;
 	pthread_mutex_unlock(&r->mu);
 	int rc = tls_open(t, r->c, r->ctx, offer, 1, err, sizeof err);
 	SSL_SESSION_free(offer);
@@ -297,20 +301,26 @@ static void *keeper(void *arg)
 		struct tls_conn *old = r->spare && (!warm || now_ms() - r->spare_born >= RELAY_SPARE_MS) ? r->spare : NULL;
 		if (old)
 			r->spare = NULL;
-		bool have = r->spare != NULL;
+		/* Made while no client is served: on a machine of few CPUs a
+		 * handshake beside a run slows the run (docs/bench.md). */
+		bool make = !r->spare && warm && !quit && r->active == 0;
+		r->making = make;
 		pthread_mutex_unlock(&r->mu);
 		close_conn(r, old);
 		if (quit)
 			return NULL;
-		if (!have && warm) {
+		if (make) {
 			struct tls_conn *t = open_conn(r);
-			if (!t)
-				return NULL;
-			set_nonblocking(t->fd);
+			if (t)
+				set_nonblocking(t->fd);
 			pthread_mutex_lock(&r->mu);
 			r->spare = t;
 			r->spare_born = now_ms();
+			r->making = false;
+			pthread_cond_broadcast(&r->made);
 			pthread_mutex_unlock(&r->mu);
+			if (!t)
+				return NULL;
 		}
 		pthread_mutex_lock(&r->mu);
 		struct tls_conn *watched = r->spare;
@@ -334,6 +344,10 @@ static void *keeper(void *arg)
 			if (m > 0 || SSL_get_error(watched->ssl, m) != SSL_ERROR_WANT_READ) {
 				dead = watched; /* closed, or it spoke unasked: not usable */
 				r->spare = NULL;
+			} else if (watched->fresh) { /* its ticket, for the next handshake */
+				SSL_SESSION_free(r->session);
+				r->session = watched->fresh;
+				watched->fresh = NULL;
 			}
 		}
 		pthread_mutex_unlock(&r->mu);
@@ -414,6 +428,20 @@ static void *serve_client(void *arg)
 {
 	struct client *cl = arg;
 	struct relay *r = cl->r;
+	if (!cl->t) {
+		/* The keeper's handshake, if one is under way, ends sooner than a
+		 * new one; past a second, make our own. */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += 1;
+		pthread_mutex_lock(&r->mu);
+		while (r->making && !r->spare && pthread_cond_timedwait(&r->made, &r->mu, &until) == 0)
+			;
+		cl->t = r->spare;
+		r->spare = NULL;
+		pthread_mutex_unlock(&r->mu);
+		(void)!write(r->wake[1], "t", 1);
+	}
 	if (!cl->t) {
 		cl->t = open_conn(r);
 		if (cl->t)
@@ -558,7 +586,12 @@ int relay_main(const struct conf *c)
 		goto out;
 	}
 	r.session = ticket_load(c);
-	if (pthread_mutex_init(&r.mu, NULL) != 0 || pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int cv = pthread_cond_init(&r.made, &ca);
+	pthread_condattr_destroy(&ca);
+	if (cv != 0 || pthread_mutex_init(&r.mu, NULL) != 0 || pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pthread_create(&keeper_tid, NULL, keeper, &r) != 0) {
 		fprintf(stderr, "sharness-client relay: cannot start: %s\n", strerror(errno));
 		goto out;
