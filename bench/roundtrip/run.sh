@@ -5,11 +5,14 @@
 #   bwrap     fork+exec of bwrap --unshare-all --die-with-parent --ro-bind / / true
 #   bash      fork+exec of bash -c true
 #   client    fork+exec of `sharness-client run -- true`, a new process each
-#             time as an agent's hook starts it: its TLS set up from nothing,
-#             the session resumed from the ticket the one before left
-#             (client/ticket.h), kept where the client keeps it by default,
-#             in a directory on tmpfs ($XDG_RUNTIME_DIR, else /dev/shm)
-#   client-full  the same with SHARNESS_TICKETS=off: a full mTLS handshake
+#             time as an agent's hook starts it, as it runs by default:
+#             through the relay the first one started (client/relay.h),
+#             its socket and the tickets in a directory on tmpfs, where the
+#             client keeps them by default ($XDG_RUNTIME_DIR, else /dev/shm)
+#   client-norelay  the same with SHARNESS_RELAY=off: its TLS set up from
+#             nothing, the session resumed from the ticket the one before
+#             left (client/ticket.h)
+#   client-full  SHARNESS_TICKETS=off: no relay and a full mTLS handshake
 #             each time, as before tickets
 # and the ratios sharness/bwrap and client/bwrap (aim: <= 1.0, SPEC §15.5).
 # Uses the e2e harness to start the daemon on a free port with throwaway
@@ -27,7 +30,9 @@ RT=$(realpath -m "${BUILD:-build}/bench/roundtrip")
 e2e_start "${ROUNDTRIP_CONFIG:-}" >/dev/null
 SHARNESS_TICKETS=$(mktemp -d "${XDG_RUNTIME_DIR:-/dev/shm}/sharness-bench.XXXXXX") || exit 1
 export SHARNESS_TICKETS
-trap 'rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
+unset SHARNESS_RELAY # lib.sh turns it off for the tests
+stop_relay() { pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"; }
+trap 'stop_relay; rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
@@ -39,19 +44,21 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	export ROUNDTRIP_GAP_MS=$gap
 	# Interleave three rounds of each so that drift on the machine hits all
 	# alike; the reported median is over the rounds' medians.
-	s_all=() b_all=() h_all=() c_all=() f_all=()
+	s_all=() b_all=() h_all=() c_all=() n_all=() f_all=()
 	for round in 1 2 3; do
 		s=$("$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" "$WARM") || exit 1
 		b=$("$RT" exec "$N" "$WARM" bwrap --unshare-all --die-with-parent --ro-bind / / true) || exit 1
 		h=$("$RT" exec "$N" "$WARM" bash -c true) || exit 1
 		c=$(cd "$WS" && "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1 # its cwd is the workspace
+		n=$(cd "$WS" && SHARNESS_RELAY=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1
 		f=$(cd "$WS" && SHARNESS_TICKETS=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1
 		s_all+=("$(field median_ms "$s")") b_all+=("$(field median_ms "$b")") h_all+=("$(field median_ms "$h")")
-		c_all+=("$(field median_ms "$c")") f_all+=("$(field median_ms "$f")")
-		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-full %s\n' \
-			"$gap" "$round" "$s" "$b" "$h" "$c" "$f"
+		c_all+=("$(field median_ms "$c")") n_all+=("$(field median_ms "$n")") f_all+=("$(field median_ms "$f")")
+		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-norelay %s | client-full %s\n' \
+			"$gap" "$round" "$s" "$b" "$h" "$c" "$n" "$f"
 	done
-	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}") F=$(med "${f_all[@]}")
+	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}") N=$(med "${n_all[@]}")
+	F=$(med "${f_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
 	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"true\"}, one kept-alive mTLS conn" "$S"
@@ -59,8 +66,10 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	printf '  %-62s %8.3f ms\n' "bash -c true" "$H"
 	printf '  %-62s %8.2f\n' "ratio sharness/bwrap (aim <= 1.0)" "$(awk -v s="$S" -v b="$B" 'BEGIN {print s / b}')"
 	printf '  %-62s %8.2f\n' "ratio sharness/bash" "$(awk -v s="$S" -v h="$H" 'BEGIN {print s / h}')"
-	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, a new process each time ($CN)" "$C"
+	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, a new process each time ($CN), relay" "$C"
 	printf '  %-62s %8.2f\n' "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$(awk -v c="$C" -v b="$B" 'BEGIN {print c / b}')"
+	printf '  %-62s %8.3f ms\n' "... with SHARNESS_RELAY=off: its own TLS, resumed" "$N"
+	printf '  %-62s %8.2f\n' "ratio client-norelay/bwrap" "$(awk -v c="$N" -v b="$B" 'BEGIN {print c / b}')"
 	printf '  %-62s %8.3f ms\n' "... with SHARNESS_TICKETS=off: a full mTLS handshake each" "$F"
 	printf '  %-62s %8.2f\n' "ratio client-full/bwrap" "$(awk -v c="$F" -v b="$B" 'BEGIN {print c / b}')"
 done
