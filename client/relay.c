@@ -286,6 +286,13 @@ static void close_conn(struct relay *r, struct tls_conn *t)
 	if (!t)
 		return;
 	keep_session(r, t);
+	/* Closed without close_notify, OpenSSL would mark its session, which
+	 * is the newest ticket's, as not to be resumed (ssl_clear_bad_session).
+	 * These connections end as HTTP ends them: shut down quietly. */
+	if (t->ssl) {
+		SSL_set_quiet_shutdown(t->ssl, 1);
+		SSL_shutdown(t->ssl);
+	}
 	tls_close(t, 0);
 	free(t);
 }

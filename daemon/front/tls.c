@@ -134,16 +134,46 @@ static const gnutls_datum_t *peer_leaf(gnutls_session_t s)
 	return chain && n > 0 ? &chain[0] : NULL;
 }
 
-/* The very certificate verified earlier on this connection, still in time?
- * Compared byte for byte, so a renegotiated (TLS 1.2) peer is verified anew. */
-static bool seen_before(const struct tls_seen *seen, gnutls_session_t s, struct tls_peer *peer)
+/* `seen` holds this very leaf, byte for byte, still in time?  (So a
+ * renegotiated (TLS 1.2) peer is verified anew.) */
+static bool holds(const struct tls_seen *seen, const gnutls_datum_t *leaf)
+{
+	return seen->der_len != 0 && leaf->size == seen->der_len && mono_s() < seen->until_mono &&
+	       time(NULL) < seen->not_after && memcmp(leaf->data, seen->der, seen->der_len) == 0;
+}
+
+/* The leaves verified last on any connection.  A client started fresh per
+ * command makes a connection per request (its relay too, client/relay.h),
+ * and verifying each anew was a third of the front's work per such request
+ * (docs/bench.md).  The rule is one connection's: the same bytes, verified
+ * against the same trust list (fixed for the front's life) at most
+ * TLS_SEEN_MAX_S ago and not past notAfter, give the same verdict; and
+ * every connection still proved it holds the key (a handshake signature,
+ * or a ticket only this front could have issued, to that certificate).
+ * The front's HTTP side runs on one thread (loop.h), so no lock. */
+#define TLS_RECENT 8
+static struct tls_seen recent[TLS_RECENT];
+static unsigned recent_next;
+
+/* The very certificate verified earlier on this connection, or lately on
+ * another, still in time? */
+static bool seen_before(struct tls_seen *seen, gnutls_session_t s, struct tls_peer *peer)
 {
 	const gnutls_datum_t *leaf = peer_leaf(s);
-	if (!seen || seen->der_len == 0 || !leaf || leaf->size != seen->der_len || mono_s() >= seen->until_mono ||
-	    time(NULL) >= seen->not_after || memcmp(leaf->data, seen->der, seen->der_len) != 0)
+	const struct tls_seen *hit = NULL;
+	if (!seen || !leaf)
 		return false;
+	if (holds(seen, leaf))
+		hit = seen;
+	for (unsigned i = 0; !hit && i < TLS_RECENT; i++)
+		if (holds(&recent[i], leaf))
+			hit = &recent[i];
+	if (!hit)
+		return false;
+	if (hit != seen)
+		*seen = *hit; /* this connection's next request looks here first */
 	bool resumed = peer->resumed;
-	*peer = seen->peer;
+	*peer = hit->peer;
 	peer->resumed = resumed;
 	return true;
 }
@@ -159,6 +189,8 @@ static void remember(struct tls_seen *seen, gnutls_session_t s, gnutls_x509_crt_
 	seen->peer = *peer;
 	seen->not_after = not_after;
 	seen->until_mono = mono_s() + TLS_SEEN_MAX_S;
+	recent[recent_next] = *seen;
+	recent_next = (recent_next + 1) % TLS_RECENT;
 }
 
 int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,

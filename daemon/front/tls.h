@@ -41,8 +41,9 @@ void tls_seen_free(struct tls_seen *seen);
  * be TLS_ROLE_NONE: a verified certificate without a known role -> 403);
  * -1 with `why` set to one sentence for a missing or invalid one (-> 401).
  * With `seen`, the identity of a leaf verified earlier on the same
- * connection is reused while that exact leaf is presented, for at most
- * 60 s and never past its notAfter. */
+ * connection, or on one of the last connections, is reused while that
+ * exact leaf is presented, for at most 60 s after it was verified and
+ * never past its notAfter. */
 int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,
                  size_t whylen);
 
@@ -61,11 +62,11 @@ const char *tls_role_name(enum tls_role role);
  *
  * What a resumed session does NOT skip: GnuTLS keeps the peer's
  * certificate chain inside the ticket and restores it, and tls_identify()
- * verifies that chain again on every new connection (the cache of
- * struct tls_seen is per connection), against the trust list and the clock
- * of now.  So a certificate that expired, or that the CA of a restarted
- * daemon no longer signs, gets its 401 on a resumed session just as on a
- * full handshake.  A revocation list, should one be added, belongs in
+ * verifies that chain on every new connection, against the trust list
+ * and the clock of now, or reuses a verdict on those very bytes of at most
+ * 60 s ago that is not past their notAfter (tls_identify above).  So a
+ * certificate that expired, or that the CA of a restarted daemon no longer
+ * signs, gets its 401 on a resumed session just as on a full handshake.  A revocation list, should one be added, belongs in
  * tls_identify() too: it then reaches resumed sessions by the same path.
  * tests/e2e/resume.sh proves the expiry and the restart cases.
  */

@@ -83,6 +83,10 @@ for i in $(seq 1 8); do [ "$(cat "$T/par.$i")" = "c$i" ] || bad=$((bad + 1)); do
 check_eq "8 clients at once through one relay, each its own reply" "$bad" 0
 check_eq "... still one relay" "$(relay_pids | wc -l)" 1
 
+for i in 1 2 3 4 5; do "$CLIENT" run -- true; sleep 0.05; done
+check_eq "the relay's connections resume TLS sessions (the last 5 runs' audit lines)" \
+	"$(jq -rs '[.[] | select(.path == "/v0/run")] | .[-5:] | map(.tls_resumed) | unique | @csv' "$T/audit.log")" "true"
+
 # --- whom it serves, and whom a client trusts ------------------------------------
 chmod 711 "$TK"
 chmod 666 "$S"
