@@ -224,7 +224,9 @@ __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream 
 		     << 32;
 		for (; m; m &= m - 1) {
 			size_t at = p + (size_t)__builtin_ctzll(m);
-			if (d[at + 2] == '/') /* at + 2 < p + 66 <= len */
+			/* at + 2 < p + 66 <= len; most URLs have no user part,
+			 * and that is decided here without the validator. */
+			if (d[at + 2] == '/' && (at + 35 > len || !scrub_detect_url_no_user(d + at + 3)))
 				url_match(s, at + 3);
 		}
 	}
