@@ -981,6 +981,46 @@ TEST(url_prefilter_agrees_with_validator)
 #endif
 }
 
+/* Where "://" is dense (more than URL_DENSE per window) scrub.c finds it
+ * itself, elsewhere Vectorscan does: a password in either kind of text, in
+ * every window, is found, and feeds of 4,099 bytes give the output of one
+ * buffer. */
+TEST(url_password_dense_and_sparse)
+{
+	static char in[600000];
+	static struct out o;
+	size_t n = 0, count = 0, total = 0, whole_len;
+	unsigned long reps = 0;
+	struct scrub_stream *s;
+	char *whole;
+	while (n < sizeof in - 200) {
+		int dense = (n / 150000) % 2 == 0; /* alternate every ~150 KB */
+		if (total % 40 == 39)
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://deploy:Xk29fjQ8wz%zu@h.example/\"}\n",
+			                      count++);
+		else if (dense)
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://h.example/v2/%zu\"}\n", total);
+		else
+			n += (size_t)snprintf(in + n, sizeof in - n, "plain words and more plain words %zu\n", total);
+		total++;
+	}
+	whole = scrub_buffer(R, in, n, &whole_len, &reps);
+	CHECK(whole != NULL);
+	if (!whole)
+		return;
+	CHECK_EQ_INT(reps, count);
+	CHECK(strstr(whole, "Xk29fjQ8wz") == NULL);
+	s = scrub_stream_new(R, emit, &o);
+	CHECK(s != NULL);
+	for (size_t i = 0; s && i < n; i += 4099)
+		CHECK(scrub_stream_feed(s, in + i, n - i < 4099 ? n - i : 4099) == 0);
+	if (s)
+		CHECK(scrub_stream_finish(s) == 0);
+	scrub_stream_free(s);
+	CHECK(o.len == whole_len && memcmp(o.buf, whole, whole_len) == 0);
+	free(whole);
+}
+
 TEST(chunked_equals_whole)
 {
 	static char in[900 << 10]; /* 7 windows; the output fits struct out */
@@ -1057,6 +1097,7 @@ int main(void)
 	RUN(vault_every_length_and_offset);
 	RUN(fp_simd_matches_portable);
 	RUN(url_prefilter_agrees_with_validator);
+	RUN(url_password_dense_and_sparse);
 	RUN(chunked_equals_whole);
 	scrub_rules_free(R);
 	return harness_done();
