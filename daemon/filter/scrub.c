@@ -86,7 +86,7 @@ struct pmatch {
 /* More "://" than this in a window (one per KiB) and the next window finds
  * them with scan_url instead of Vectorscan (scrub_rules.h: url_id).
  * Measured on bench-filter-classes (session 7): the SIMD pass costs
- * 0.04-0.07 ns/byte, each report by Vectorscan ~40 ns (session 5: 0.15
+ * about 0.06 ns/byte, each report by Vectorscan ~40 ns (session 5: 0.15
  * ns/byte for the 163,000 of 40 MB of JSON).  Build logs (~210
  * per window) ran 3% faster and JSON records (~600) 12% faster with the
  * pass; prose (~20) 6-8% and source code (~2) 6-9% faster without it.

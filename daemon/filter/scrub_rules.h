@@ -47,7 +47,7 @@ struct scrub_rules {
 	 * it is dense (JSON records: one every ~200 bytes) reporting it from
 	 * Vectorscan cost a third of that scan (0.53 against 0.38 ns/byte),
 	 * so scrub.c scans with db and finds "://" with a SIMD compare of its
-	 * own (which costs 0.04-0.07 ns/byte on text without URLs).  Which
+	 * own (which costs about 0.06 ns/byte on text without URLs).  Which
 	 * one a window uses is decided by the "://" count of the window
 	 * before (scrub.c: URL_DENSE).  SCRUB_NO_ANCHOR when no rule has it. */
 	unsigned url_id;
