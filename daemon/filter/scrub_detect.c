@@ -754,6 +754,30 @@ static int url_user_byte(unsigned char c)
 	return c < 0x80 && !((no[c >> 6] >> (c & 63)) & 1);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* v_url's first loop for 32 bytes at once: the bytes url_user_byte refuses
+ * (the same set: controls, space, DEL and bytes >= 0x80 by one signed
+ * compare, then the ten punctuation marks) make a mask; its lowest bit is
+ * where that loop stops.  If it stops there at anything but ':', v_url
+ * returns 0 whatever follows, so the caller need not call it.  JSON
+ * records and build logs hold a "://" every 200-500 bytes, nearly all of
+ * them "https://host/...": calling the validator for each cost 0.19-0.24
+ * ns per byte there (measured on bench-filter-classes, session 7). */
+__attribute__((target("avx2"))) int scrub_detect_url_no_user(const unsigned char *p)
+{
+	static const char stop[] = ":/@[\"'<>?#\x7f";
+	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	__m256i m = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x21), x); /* signed: < 0x21 or >= 0x80 */
+	uint32_t bits;
+	for (size_t k = 0; k < sizeof stop - 1; k++)
+		m = _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(stop[k])));
+	bits = (uint32_t)_mm256_movemask_epi8(m);
+	return bits != 0 && p[__builtin_ctz(bits)] != ':';
+}
+#endif
+
 /* scheme://user:password@host - the password goes (anchor "://").  The
  * user part is looked at first: most URLs have none, and their host ends
  * at a '/', '?' or '"' within a few bytes, before the scheme is read. */

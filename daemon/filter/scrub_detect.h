@@ -79,6 +79,13 @@ unsigned long scrub_detect_crc32(const unsigned char *p, size_t n);
  * the match's boundaries in the first pass; on filtered text they are
  * unknown, so such a hit is dropped (idempotence; found by fuzz_scrub). */
 int scrub_detect_next_to_marker(const struct scrub_window *w, size_t s, size_t e);
+/* Whether a "://" whose last byte is just before p surely starts no
+ * url-password: the URL's user part ends within p[0, 32) at a byte other
+ * than ':' (what the url-password validator reads first).  Reads exactly
+ * p[0, 32); AVX2 only: the caller checks the CPU.  0 means "ask the
+ * validator", never "a password is there". */
+int scrub_detect_url_no_user(const unsigned char *p);
+
 /* The 6-character base62 checksum suffix GitHub/npm tokens end with. */
 void scrub_detect_base62_crc(const unsigned char *body, size_t n, char out[7]);
 

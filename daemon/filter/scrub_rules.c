@@ -1,8 +1,8 @@
 /*
  * scrub_rules.c - build the secret filter's rules once at start: load the
  * vault, index its long needles by fingerprint (scrub_fp.c), and compile the
- * detector anchors and the few short needles into one Vectorscan literal
- * database (block mode).
+ * detector anchors and the few short needles into Vectorscan literal
+ * databases (block mode): one without "://" and one with it (url_id).
  *
  * Why split the vault: each key becomes up to 9 needles (raw, hex in two
  * cases, base64 and base64url at three alignments), so 1,000 keys put ~9,000
@@ -30,7 +30,7 @@
 
 static int compile(struct scrub_rules *r, char *err, size_t errlen)
 {
-	size_t n = r->nanchors + r->nshort + 1, k = 0; /* + 1: never calloc(0) */
+	size_t n = r->nanchors + r->nshort + 1, k = 0; /* + 1: never calloc(0), and room for "://" */
 	const char **exprs = calloc(n, sizeof *exprs);
 	size_t *lens = calloc(n, sizeof *lens);
 	unsigned *flags = calloc(n, sizeof *flags), *ids = calloc(n, sizeof *ids);
@@ -41,13 +41,13 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		goto out;
 	}
 	/* k counts the expressions, id the anchors: the "://" anchor keeps its
-	 * id but is left out (scrub_rules.h: url_id). */
+	 * id and is added last, to db_url only (scrub_rules.h: url_id). */
 	r->url_id = SCRUB_NO_ANCHOR;
 	for (size_t i = 0, id = 0; i < scrub_detect_nrules; i++) {
 		const struct scrub_rule *rule = &scrub_detect_rules[i];
 		for (size_t a = 0; rule->anchors[a]; a++, id++) {
 			if (!rule->caseless && strcmp(rule->anchors[a], SCRUB_URL_ANCHOR) == 0) {
-				r->url_id = (unsigned)id;
+				r->url_id = (unsigned)id; /* goes last, into db_url only */
 				continue;
 			}
 			exprs[k] = rule->anchors[a];
@@ -74,14 +74,23 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		ids[k] = (unsigned)id++;
 		k++;
 	}
+	if (r->url_id != SCRUB_NO_ANCHOR) {
+		exprs[k] = SCRUB_URL_ANCHOR;
+		lens[k] = strlen(SCRUB_URL_ANCHOR);
+		flags[k] = 0;
+		ids[k] = r->url_id;
+	}
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
-	    HS_SUCCESS) {
+	        HS_SUCCESS ||
+	    hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
+	                         HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS) {
 		snprintf(err, errlen, "secret filter: cannot compile the rules: %s",
 		         cerr && cerr->message ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
 		goto out;
 	}
-	if (hs_alloc_scratch(r->db, &r->scratch) != HS_SUCCESS) {
+	/* One scratch fits both databases (hs_alloc_scratch grows it). */
+	if (hs_alloc_scratch(r->db, &r->scratch) != HS_SUCCESS || hs_alloc_scratch(r->db_url, &r->scratch) != HS_SUCCESS) {
 		snprintf(err, errlen, "secret filter: cannot allocate scratch space");
 		goto out;
 	}
@@ -144,6 +153,9 @@ struct scrub_rules *scrub_rules_from(const struct scrub_sources *src, char *err,
 	}
 	if (compile(r, err, errlen) < 0)
 		goto err_free;
+#if defined(__x86_64__) && defined(__GNUC__)
+	r->avx2 = __builtin_cpu_supports("avx2");
+#endif
 	return r;
 err_free:
 	scrub_rules_free(r);
@@ -156,6 +168,7 @@ void scrub_rules_free(struct scrub_rules *r)
 		return;
 	hs_free_scratch(r->scratch);
 	hs_free_database(r->db);
+	hs_free_database(r->db_url);
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);

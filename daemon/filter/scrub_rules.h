@@ -33,21 +33,26 @@ struct scrub_anchor {
 #define SCRUB_NO_ANCHOR UINT32_MAX
 
 struct scrub_rules {
-	hs_database_t *db;
-	hs_scratch_t *scratch; /* prototype for hs_clone_scratch */
+	hs_database_t *db;     /* every anchor but "://" (url_id), and the short needles */
+	hs_database_t *db_url; /* the same with "://" */
+	hs_scratch_t *scratch; /* prototype for hs_clone_scratch; fits both */
 	struct scrub_anchor *anchors;
 	size_t nanchors;
 	unsigned *short_len;
 	size_t nshort;
 	struct scrub_fp *fp; /* vault needles of SCRUB_FP_MIN_LEN bytes and more */
 	size_t maxlit;       /* longest literal in db */
-	/* The anchor id of "://" (url-password), which is not in db: it
-	 * occurs on most lines of JSON and build logs, and reporting it from
-	 * Vectorscan's literal matcher cost a third of that scan (measured:
-	 * 0.53 against 0.38 ns/byte on JSON records); scrub.c finds it with
-	 * a SIMD compare of its own.  SCRUB_NO_ANCHOR when no rule has it. */
+	/* The anchor id of "://" (url-password).  Where it is rare a
+	 * stream scans with db_url and Vectorscan reports it for free; where
+	 * it is dense (JSON records: one every ~200 bytes) reporting it from
+	 * Vectorscan cost a third of that scan (0.53 against 0.38 ns/byte),
+	 * so scrub.c scans with db and finds "://" with a SIMD compare of its
+	 * own (which costs about 0.06 ns/byte on text without URLs).  Which
+	 * one a window uses is decided by the "://" count of the window
+	 * before (scrub.c: URL_DENSE).  SCRUB_NO_ANCHOR when no rule has it. */
 	unsigned url_id;
 	size_t fp_maxlen;    /* longest needle in fp */
+	int avx2;            /* the CPU has AVX2 (scrub_detect_url_no_user) */
 	struct scrub_vault *vault;
 };
 

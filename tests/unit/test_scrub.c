@@ -946,6 +946,81 @@ static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, s
  * of scanning those bytes again: fed in random pieces it gives exactly what
  * one call gives, for every sample, vault keys and a flood of anchors in the
  * hold-back (more than the carried list holds, so it falls back to a scan). */
+/* The url-password prefilter (scrub_detect_url_no_user) may say "no
+ * password" only where the validator says so too: every byte value at every
+ * offset of the 32 it reads, as the end of a user part ("x://aaa" c
+ * ":pw@host"), and it does say so for a URL without a user part. */
+TEST(url_prefilter_agrees_with_validator)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	const struct scrub_rule *rule = NULL;
+	unsigned char b[96];
+	if (!__builtin_cpu_supports("avx2"))
+		return;
+	for (size_t i = 0; i < scrub_detect_nrules; i++)
+		if (strcmp(scrub_detect_rules[i].name, "url-password") == 0)
+			rule = &scrub_detect_rules[i];
+	CHECK(rule != NULL);
+	if (!rule)
+		return;
+	for (unsigned c = 0; c < 256; c++)
+		for (size_t k = 0; k < 32; k++) {
+			struct scrub_window w = {b, sizeof b, 0, sizeof b, 1};
+			struct scrub_hit h;
+			memset(b, 'a', sizeof b);
+			memcpy(b, "x://", 4);
+			b[4 + k] = (unsigned char)c;
+			memcpy(b + 5 + k, ":pw@host/", 9);
+			if (scrub_detect_url_no_user(b + 4))
+				CHECK(!rule->validate(rule, &w, 1, 3, &h));
+		}
+	memcpy(b, "x://host/path", 13);
+	CHECK(scrub_detect_url_no_user(b + 4));
+	memcpy(b, "x://user:pw@h", 13);
+	CHECK(!scrub_detect_url_no_user(b + 4));
+#endif
+}
+
+/* Where "://" is dense (more than URL_DENSE per window) scrub.c finds it
+ * itself, elsewhere Vectorscan does: a password in either kind of text, in
+ * every window, is found, and feeds of 4,099 bytes give the output of one
+ * buffer. */
+TEST(url_password_dense_and_sparse)
+{
+	static char in[600000];
+	static struct out o;
+	size_t n = 0, count = 0, total = 0, whole_len;
+	unsigned long reps = 0;
+	struct scrub_stream *s;
+	char *whole;
+	while (n < sizeof in - 200) {
+		int dense = (n / 150000) % 2 == 0; /* alternate every ~150 KB */
+		if (total % 40 == 39)
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://deploy:Xk29fjQ8wz%zu@h.example/\"}\n",
+			                      count++);
+		else if (dense)
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://h.example/v2/%zu\"}\n", total);
+		else
+			n += (size_t)snprintf(in + n, sizeof in - n, "plain words and more plain words %zu\n", total);
+		total++;
+	}
+	whole = scrub_buffer(R, in, n, &whole_len, &reps);
+	CHECK(whole != NULL);
+	if (!whole)
+		return;
+	CHECK_EQ_INT(reps, count);
+	CHECK(strstr(whole, "Xk29fjQ8wz") == NULL);
+	s = scrub_stream_new(R, emit, &o);
+	CHECK(s != NULL);
+	for (size_t i = 0; s && i < n; i += 4099)
+		CHECK(scrub_stream_feed(s, in + i, n - i < 4099 ? n - i : 4099) == 0);
+	if (s)
+		CHECK(scrub_stream_finish(s) == 0);
+	scrub_stream_free(s);
+	CHECK(o.len == whole_len && memcmp(o.buf, whole, whole_len) == 0);
+	free(whole);
+}
+
 TEST(chunked_equals_whole)
 {
 	static char in[900 << 10]; /* 7 windows; the output fits struct out */
@@ -1021,6 +1096,8 @@ int main(void)
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
 	RUN(fp_simd_matches_portable);
+	RUN(url_prefilter_agrees_with_validator);
+	RUN(url_password_dense_and_sparse);
 	RUN(chunked_equals_whole);
 	scrub_rules_free(R);
 	return harness_done();
