@@ -264,9 +264,9 @@ static struct tls_conn *open_conn(struct relay *r)
 		quit_with(r, "out of memory");
 		return NULL;
 	}
-	/* A ticket resumes once: the daemon (GnuTLS) does a full handshake
-	 * for one offered again.  So it is taken, and each connection's own
-	 * new ticket is kept for the next (keep_session). */
+	/* Each ticket is offered once (RFC 8446 C.4: a client should not
+	 * reuse one), and each connection's own new ticket is kept for the
+	 * next (keep_session). */
 	pthread_mutex_lock(&r->mu);
 	SSL_SESSION *offer = r->session;
 	r->session = NULL;
