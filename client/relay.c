@@ -168,6 +168,15 @@ void relay_start(const struct conf *c)
 	    snprintf(url, sizeof url, "%s", c->url) >= (int)sizeof url)
 		return;
 	char *argv[] = {"sharness-client", "--url", url, "--cert", cert, "--key", key, "--ca", ca, "relay", NULL};
+	/* Only what the relay reads: not the agent's environment, which may
+	 * hold its own keys, for the relay's whole life. */
+	char *env[64];
+	size_t n = 0;
+	for (char **e = environ; *e && n < sizeof env / sizeof env[0] - 1; e++)
+		if (strncmp(*e, "SHARNESS_", 9) == 0 || strncmp(*e, "HOME=", 5) == 0 ||
+		    strncmp(*e, "XDG_RUNTIME_DIR=", 16) == 0)
+			env[n++] = *e;
+	env[n] = NULL;
 	pid_t a = fork();
 	if (a < 0)
 		return;
@@ -185,7 +194,7 @@ void relay_start(const struct conf *c)
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 || chdir("/") < 0)
 			_exit(1);
 		(void)close_range(3, ~0U, 0);
-		execve("/proc/self/exe", argv, environ);
+		execve("/proc/self/exe", argv, env);
 		_exit(127);
 	}
 	while (waitpid(a, NULL, 0) < 0 && errno == EINTR)

@@ -33,7 +33,7 @@ last_audit() { jq -rs 'map(select(.path != null)) | last | "\(.status) \(.peer_c
 
 # --- the first client starts it ------------------------------------------------
 check "no relay before the first client" no_relay
-client_run run -- echo first
+AGENT_SECRET=do-not-keep client_run run -- echo first
 check_eq "first client: the run works (its own connection)" "$RC/$OUT" $'0/first\n'
 check "a relay is running for this identity" wait_for 5 relay_pids
 check "its socket is there" wait_for 5 test -S "$(sock)"
@@ -50,6 +50,8 @@ check_eq "it has no terminal and is out of the caller's session" \
 	"$(ps -o tty= -p "$P") $([ "$(ps -o sid= -p "$P")" != "$(ps -o sid= -p $$)" ] && echo other)" "? other"
 check_eq "it is this binary, given the files by absolute path" \
 	"$(tr '\0' ' ' </proc/$P/cmdline)" "sharness-client --url $SHARNESS_URL --cert $T/certs/app.pem --key $T/certs/app.key --ca $T/certs/ca.pem relay "
+check_eq "its environment: only HOME, XDG_RUNTIME_DIR and SHARNESS_* (not the caller's other variables)" \
+	"$(tr '\0' '\n' </proc/$P/environ | cut -d= -f1 | grep -vE '^(HOME|XDG_RUNTIME_DIR|SHARNESS_[A-Z_]+)$' | wc -l) $(tr '\0' '\n' </proc/$P/environ | grep -c '^SHARNESS_TICKETS=')" "0 1"
 check_eq "one relay only" "$(relay_pids | wc -l)" 1
 
 # --- the next clients go through it ---------------------------------------------
