@@ -33,7 +33,10 @@ static int apply_landlock(const struct sandbox_spec *s)
 {
 	const struct profile *p = s->profile;
 	struct landlock_path paths[16 + 4 * PROFILE_LIST_MAX];
-	char exec_dirs[PROFILE_LIST_MAX][4096];
+	/* On the heap, not 128 KB of stack: every page of a frame is touched
+	 * (-fstack-clash-protection), a page fault each, in every run. */
+	char *exec_dirs[PROFILE_LIST_MAX] = {0};
+	bool oom = false;
 	size_t n = 0;
 	struct stat st;
 	unsigned ws = LANDLOCK_GRANT_READ | (p->workspace_write ? LANDLOCK_GRANT_WRITE : 0);
@@ -63,7 +66,11 @@ static int apply_landlock(const struct sandbox_spec *s)
 		if (fd < 0)
 			continue;
 		close(fd);
-		snprintf(exec_dirs[i], sizeof(exec_dirs[i]), "%s/%s", s->workspace, p->workspace_exec[i]);
+		if (asprintf(&exec_dirs[i], "%s/%s", s->workspace, p->workspace_exec[i]) < 0) {
+			exec_dirs[i] = NULL;
+			oom = true; /* the step fails: no Landlock domain, no run */
+			break;
+		}
 		paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
 	}
 	if (wsfd >= 0)
@@ -74,7 +81,10 @@ static int apply_landlock(const struct sandbox_spec *s)
 		paths[n++] = (struct landlock_path){p->write_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
 	for (size_t i = 0; i < p->n_exec_paths; i++)
 		paths[n++] = (struct landlock_path){p->exec_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	return landlock_apply(paths, n, (uint16_t)s->proxy_port);
+	int rc = oom ? (errno = ENOMEM, -1) : landlock_apply(paths, n, (uint16_t)s->proxy_port);
+	for (size_t i = 0; i < PROFILE_LIST_MAX; i++)
+		free(exec_dirs[i]);
+	return rc;
 }
 
 struct job {

@@ -28,7 +28,8 @@
 
 struct tree {
 	int fd;
-	char target[PATH_MAX]; /* absolute path inside the new root, or ... */
+	const char *target;    /* absolute path inside the new root (the profile's
+	                        * or a constant: they outlive the view), or ... */
 	const char *ws_rel;    /* ... a path relative to the workspace, resolved
 	                        * beneath it without following symlinks out */
 	unsigned resolve;      /* RESOLVE_* flags for ws_rel */
@@ -100,7 +101,7 @@ static int view_add(struct view *v, const char *src, const char *target, uint64_
 			*sp = '\0';
 		return errmsg_op_failed(op, src);
 	}
-	snprintf(t->target, sizeof(t->target), "%s", target);
+	t->target = target;
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Our own reservation in /etc/subuid and /etc/subgid (research/ecosystem.md
  * §5.4: it makes useradd's allocator skip the block) is not a collision. */
@@ -180,8 +182,24 @@ int uidpool_check_range(uid_t first, unsigned count, char *err, size_t errlen)
 		return -1;
 	/* Users from other NSS sources (LDAP, sssd) are not in the files; ask
 	 * NSS about the ends of the range, one lookup each (a lookup per uid
-	 * could take seconds against a directory server). */
-	if (getpwuid(first) || getgrgid(first) || getpwuid(first + count - 1) || getgrgid(first + count - 1)) {
+	 * could take seconds against a directory server).  In a child of its
+	 * own: NSS loads its modules (libnss_systemd, libcap, libm) for good,
+	 * and the launcher, which forks a supervisor per run, would copy their
+	 * mappings into every run (docs/bench.md, Throughput).  Its exit code
+	 * is the answer: 0 free, 1 taken; anything else fails closed. */
+	int ws = 0;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(getpwuid(first) || getgrgid(first) || getpwuid(first + count - 1) || getgrgid(first + count - 1));
+	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) > 1) {
+		errmsg_set(err, errlen, "cannot ask NSS whether uid_range %u-%u is free: %s", (unsigned)first,
+		           (unsigned)(first + count - 1), pid < 0 ? strerror(errno) : "the lookup failed");
+		errno = EIO;
+		return -1;
+	}
+	if (WEXITSTATUS(ws) == 1) {
 		errmsg_set(err, errlen,
 		       "uid_range %u-%u overlaps a user or group known to NSS (getent passwd/group)" HINT,
 		       (unsigned)first, (unsigned)(first + count - 1));
