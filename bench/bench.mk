@@ -10,7 +10,7 @@
 
 bench: bench-filter bench-filter-classes bench-build bench-roundtrip bench-throughput
 
-bench-throughput: all $(BUILD)/bench/roundtrip
+bench-throughput: all $(BUILD)/bench/roundtrip $(BUILD)/bench/loadclient
 	@BUILD=$(BUILD) bench/throughput/run.sh
 
 bench-build: all
@@ -27,3 +27,7 @@ bench-filter: $(BUILD)/bench/filter_bench
 
 bench-filter-classes: $(BUILD)/bench/filter_bench
 	@BUILD=$(BUILD) bench/filter/classes.sh
+
+$(BUILD)/bench/loadclient: bench/throughput/loadclient.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lssl -lcrypto -lpthread
