@@ -97,10 +97,11 @@ static int relay_paths(const char *id, bool create, struct sockaddr_un *sa, char
 	memset(sa, 0, sizeof *sa);
 	sa->sun_family = AF_UNIX;
 	int w = snprintf(sa->sun_path, sizeof sa->sun_path, "%s/%016llx%016llx.relay", dir, h1, h2);
-	if (w <= 0 || (size_t)w >= sizeof sa->sun_path)
+	if (w <= 0 || (size_t)w >= sizeof sa->sun_path ||
+	    (lock && snprintf(lock, locklen, "%s/%016llx%016llx.lock", dir, h1, h2) >= (int)locklen)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	if (lock && snprintf(lock, locklen, "%s/%016llx%016llx.lock", dir, h1, h2) >= (int)locklen)
-		return -1;
+	}
 	return 0;
 }
 
@@ -141,11 +142,14 @@ int relay_connect(const struct conf *c, int *start)
 	if (relay_off() || identity(c, id, sizeof id) < 0)
 		return -1;
 	if (relay_paths(id, false, &sa, NULL, 0) < 0) {
-		/* No directory yet: the first request's ticket makes it. */
-		*start = 1;
+		/* No directory yet: the first request's ticket makes it.  One that
+		 * is off, not ours or too long a path: no relay at all. */
+		*start = errno == ENOENT;
 		return -1;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a relay that is stopped with a full backlog makes a
+	 * blocking connect() wait for ever (EAGAIN here: busy, not absent). */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
@@ -153,7 +157,8 @@ int relay_connect(const struct conf *c, int *start)
 		close(fd);
 		return -1;
 	}
-	if (!peer_is_us(fd) || !relay_ready(fd, id)) {
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || !peer_is_us(fd) || !relay_ready(fd, id)) {
 		close(fd);
 		return -1;
 	}
@@ -190,7 +195,7 @@ void relay_start(const struct conf *c)
 		pid_t b = fork();
 		if (b != 0)
 			_exit(b < 0);
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int nul = open("/dev/null", O_RDWR); /* not O_CLOEXEC: it may be fd 0 itself */
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 || chdir("/") < 0)
 			_exit(1);
 		(void)close_range(3, ~0U, 0);
@@ -227,10 +232,11 @@ static time_t now_s(void)
 	return ts.tv_sec;
 }
 
+/* CLOCK_BOOTTIME: a spare's age counts the time the machine slept. */
 static long long now_ms(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -408,6 +414,7 @@ struct client {
 	struct relay *r;
 	int fd;
 	struct tls_conn *t; /* the spare, or NULL: made here */
+	long long born;     /* the spare's */
 };
 
 /* Copies bytes both ways until either end closes. */
@@ -440,10 +447,37 @@ static void copy_both_ways(int cfd, struct tls_conn *t)
 	}
 }
 
+/* The spare as handed over: not past its age (CLOCK_BOOTTIME: a suspended
+ * machine's time counts), and not closed by the daemon meanwhile.  Nothing
+ * has been sent on it, so a new one may replace it. */
+static bool still_good(struct tls_conn *t, long long born)
+{
+	if (now_ms() - born >= RELAY_SPARE_MS)
+		return false;
+	struct pollfd p = {.fd = t->fd, .events = POLLIN};
+	if (poll(&p, 1, 0) == 0)
+		return true;
+	char b[1];
+	int m = SSL_read(t->ssl, b, 1);
+	return m <= 0 && SSL_get_error(t->ssl, m) == SSL_ERROR_WANT_READ; /* a ticket only */
+}
+
 static void *serve_client(void *arg)
 {
 	struct client *cl = arg;
 	struct relay *r = cl->r;
+	pthread_mutex_lock(&r->mu);
+	bool quit = r->quit;
+	pthread_mutex_unlock(&r->mu);
+	if (quit) { /* ending: it connects itself */
+		close_conn(r, cl->t);
+		cl->t = NULL;
+		goto out;
+	}
+	if (cl->t && !still_good(cl->t, cl->born)) {
+		close_conn(r, cl->t);
+		cl->t = NULL;
+	}
 	if (!cl->t) {
 		/* The keeper's handshake, if one is under way, ends sooner than a
 		 * new one; past a second, make our own. */
@@ -468,13 +502,16 @@ static void *serve_client(void *arg)
 	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0)
 		copy_both_ways(cl->fd, cl->t);
 	close_conn(r, cl->t);
+out:
 	close(cl->fd);
+	free(cl);
+	/* Last: once `active` is 0, relay_main may return (r is its own). */
+	(void)!write(r->wake[1], "d", 1);
 	pthread_mutex_lock(&r->mu);
 	r->active--;
 	r->last_client = now_s();
+	pthread_cond_broadcast(&r->made);
 	pthread_mutex_unlock(&r->mu);
-	(void)!write(r->wake[1], "d", 1);
-	free(cl);
 	return NULL;
 }
 
@@ -491,6 +528,7 @@ static void accept_client(struct relay *r, int lfd)
 		cl->r = r;
 		cl->fd = fd;
 		cl->t = r->spare;
+		cl->born = r->spare_born;
 		r->spare = NULL;
 		r->active++;
 		r->last_client = now_s();
@@ -626,32 +664,35 @@ int relay_main(const struct conf *c)
 		if (n > 0)
 			accept_client(&r, lfd);
 	}
+	pthread_mutex_lock(&r.mu);
 	rc = r.quit ? 1 : 0;
 	if (r.quit)
 		fprintf(stderr, "sharness-client relay: %s\n", r.why);
+	pthread_mutex_unlock(&r.mu);
 out:
 	if (lfd >= 0) {
-		/* New clients connect themselves from now on. */
+		/* New clients connect themselves from now on, and may start the
+		 * next relay while this one finishes its clients. */
 		if (still_bound(sa.sun_path, &bound))
 			(void)unlink(sa.sun_path);
 		close(lfd);
 	}
+	if (lockfd >= 0)
+		close(lockfd);
 	if (keeping) {
 		quit_with(&r, "ending");
+		/* Bounded: a connection being made gives up after
+		 * TLS_HANDSHAKE_TIMEOUT_S (tls.h). */
 		pthread_join(keeper_tid, NULL);
-		for (;;) { /* the clients being served finish first */
-			pthread_mutex_lock(&r.mu);
-			int active = r.active;
-			pthread_mutex_unlock(&r.mu);
-			if (!active)
-				break;
-			usleep(10000);
-		}
+		pthread_mutex_lock(&r.mu);
+		while (r.active > 0) /* the clients being served finish first */
+			pthread_cond_wait(&r.made, &r.mu);
+		pthread_mutex_unlock(&r.mu);
 		close_conn(&r, r.spare);
+		close(r.wake[0]);
+		close(r.wake[1]);
 	}
 	SSL_SESSION_free(r.session);
 	SSL_CTX_free(r.ctx);
-	if (lockfd >= 0)
-		close(lockfd);
 	return rc;
 }

@@ -12,27 +12,41 @@
  * closes.  It never reads or changes what passes, and executes nothing.
  *
  *   socket  NAME.relay in the ticket directory (ticket.h: ours, 0700),
- *           NAME the first 32 hex digits of the ticket's name: one relay
+ *           NAME two FNV-1a hashes of the identity line below: one relay
  *           per URL, CA, certificate and key, and a changed file is
  *           another relay; made 0600, bound by the holder of NAME.lock
  *   peers   each end checks that the other's uid (SO_PEERCRED) is its own
  *           effective uid: a sandboxed run, of a uid of its own, is
- *           refused even where it could reach the path
- *   ready   the relay writes "+" once the client's connection is up; the
- *           client sends its request only then, and until then falls back
+ *           refused even where it could reach the path.  A process of
+ *           our own uid that may connect to the socket can use the
+ *           identity, as one that may read the ticket can (ticket.h): a
+ *           tool confined away from the key (Landlock does not restrict
+ *           connect() to a named socket) must be kept out of the ticket
+ *           directory by uid, or run with SHARNESS_RELAY=off.  (Passing
+ *           the key's descriptor as proof would hand the key to whatever
+ *           bound the socket.)
+ *   ready   the relay writes "+" and the identity it serves (the URL, and
+ *           device, inode, size and times of the three files) once the
+ *           client's connection is up; the client compares it with its own
+ *           and sends its request only then, and until then falls back
  *           to a connection of its own (nothing has reached the daemon, so
  *           nothing runs twice); after "+" a failure is the request's, as
- *           on a connection of its own
+ *           on a connection of its own.  Connecting gives up at once when
+ *           the relay's backlog is full, waiting for "+" after 10 s.
  *   warm    while a client came in the last RELAY_WARM_S seconds, one
  *           connection is kept ready, its handshake done; it is replaced
  *           after 3 s unused (the daemon cuts a connection that sends no
  *           request for 5 s, daemon/front/http.c) or when the daemon closes
- *           it.  The daemon still verifies the certificate at each
- *           handshake, as for a connection of the client's own.
+ *           it.  The daemon checks the certificate on each connection as
+ *           on a client's own (daemon/front/tls.h).  Each connection
+ *           resumes with the newest ticket, offered once; two made at once
+ *           mean one full handshake.
  *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE) seconds after its last
- *           client; at once when a connection to the daemon fails or is
- *           refused (clients then connect themselves and say why), when
- *           its socket is gone from the directory, on SIGTERM
+ *           client; when a connection to the daemon fails or is refused
+ *           (clients then connect themselves and say why), when its socket
+ *           is gone from the directory, on SIGTERM.  It then removes its
+ *           socket and lock at once and finishes the clients it serves; a
+ *           connection being made gives up after TLS_HANDSHAKE_TIMEOUT_S.
  *   off     SHARNESS_RELAY=off, tickets off (SHARNESS_TICKETS=off) or no
  *           usable ticket directory, and `doctor`
  */

@@ -65,8 +65,10 @@ int ticket_dir(bool create, char *path, size_t pathlen)
 {
 	char parent[4096];
 	struct stat st;
-	if (dir_path(path, pathlen, parent, sizeof parent) < 0)
+	if (dir_path(path, pathlen, parent, sizeof parent) < 0) {
+		errno = EPERM;
 		return -1;
+	}
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
 		if (parent[0])
@@ -82,6 +84,7 @@ int ticket_dir(bool create, char *path, size_t pathlen)
 	 * refuses, or a symlink, which O_NOFOLLOW does. */
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || !closed_to_others(&st)) {
 		close(fd);
+		errno = EPERM;
 		return -1;
 	}
 	return fd;

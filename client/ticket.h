@@ -48,7 +48,7 @@
 /* The directory above (the relay's socket lives there too), opened and
  * checked; -1 when tickets are off or there is no place we may trust.
  * `create`: make it (and ~/.cache) 0700 when missing.  `path` gets its
- * name. */
+ * name.  errno ENOENT: it is only missing (`create` would make it). */
 int ticket_dir(bool create, char *path, size_t pathlen);
 
 /* The stored session for `c`, to pass to SSL_set_session(), or NULL.

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -33,6 +34,16 @@ void tls_reason(char *out, size_t outlen)
 		ERR_error_string_n(last, out, outlen);
 	else
 		snprintf(out, outlen, "%s", errno ? strerror(errno) : "unknown TLS error");
+}
+
+/* Connecting and the handshake give up after TLS_HANDSHAKE_TIMEOUT_S
+ * (SO_SNDTIMEO bounds connect() too); the reply may then take as long as
+ * the run does, so both are cleared after the handshake. */
+static void set_timeouts(int fd, int seconds)
+{
+	struct timeval tv = {.tv_sec = seconds};
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
 /* The static binary must not need NSS modules (glibc would dlopen them), so
@@ -58,9 +69,12 @@ static int connect_to(const struct conf *c, char *err, size_t errlen)
 	}
 	if (sl) {
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0)
+			set_timeouts(fd, TLS_HANDSHAKE_TIMEOUT_S);
 		if (fd >= 0 && connect(fd, (struct sockaddr *)&ss, sl) == 0)
 			return fd;
-		snprintf(err, errlen, "cannot reach sharnessd at %s: %s", c->url, strerror(errno));
+		snprintf(err, errlen, "cannot reach sharnessd at %s: %s", c->url,
+			 strerror(errno == EINPROGRESS ? ETIMEDOUT : errno)); /* SO_SNDTIMEO ran out */
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -74,6 +88,8 @@ static int connect_to(const struct conf *c, char *err, size_t errlen)
 	int saved = 0;
 	for (p = ai; p; p = p->ai_next) {
 		fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
+		if (fd >= 0)
+			set_timeouts(fd, TLS_HANDSHAKE_TIMEOUT_S);
 		if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
 			break;
 		saved = errno;
@@ -270,6 +286,7 @@ int tls_open(struct tls_conn *t, const struct conf *c, SSL_CTX *ctx, SSL_SESSION
 		}
 		goto fail;
 	}
+	set_timeouts(t->fd, 0);
 	return 0;
 name_fail:
 	snprintf(err, errlen, "cannot set the expected server name '%s'", c->host);

@@ -15,6 +15,9 @@
 
 #include "conf.h"
 
+/* Connecting and the handshake together give up after this long. */
+#define TLS_HANDSHAKE_TIMEOUT_S 10
+
 struct tls_conn {
 	SSL *ssl;
 	int fd;

@@ -57,7 +57,7 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-norelay %s | client-full %s\n' \
 			"$gap" "$round" "$s" "$b" "$h" "$c" "$n" "$f"
 	done
-	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}") N=$(med "${n_all[@]}")
+	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}") NR=$(med "${n_all[@]}")
 	F=$(med "${f_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
@@ -68,8 +68,8 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	printf '  %-62s %8.2f\n' "ratio sharness/bash" "$(awk -v s="$S" -v h="$H" 'BEGIN {print s / h}')"
 	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, a new process each time ($CN), relay" "$C"
 	printf '  %-62s %8.2f\n' "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$(awk -v c="$C" -v b="$B" 'BEGIN {print c / b}')"
-	printf '  %-62s %8.3f ms\n' "... with SHARNESS_RELAY=off: its own TLS, resumed" "$N"
-	printf '  %-62s %8.2f\n' "ratio client-norelay/bwrap" "$(awk -v c="$N" -v b="$B" 'BEGIN {print c / b}')"
+	printf '  %-62s %8.3f ms\n' "... with SHARNESS_RELAY=off: its own TLS, resumed" "$NR"
+	printf '  %-62s %8.2f\n' "ratio client-norelay/bwrap" "$(awk -v c="$NR" -v b="$B" 'BEGIN {print c / b}')"
 	printf '  %-62s %8.3f ms\n' "... with SHARNESS_TICKETS=off: a full mTLS handshake each" "$F"
 	printf '  %-62s %8.2f\n' "ratio client-full/bwrap" "$(awk -v c="$F" -v b="$B" 'BEGIN {print c / b}')"
 done

@@ -120,6 +120,19 @@ check_eq "... and sent it nothing" "$(cat "$T/fake")" 0
 check_eq "... one run" "$(($(runs) - n0))" 1
 rm -f "$S"
 
+# A stopped relay: clients give it up (10 s for "+") and connect themselves.
+client_run run -- true
+wait_for 5 relay_pids
+P=$(relay_pids | head -1)
+kill -STOP "$P"
+n0=$(runs)
+start=$(date +%s)
+client_run run -- echo past a stopped relay
+check_eq "a stopped relay: the client connects itself after its 10 s" "$RC/$OUT" $'0/past a stopped relay\n'
+check_eq "... once, in 10 to 14 s" "$(($(runs) - n0)) $(( $(date +%s) - start >= 10 && $(date +%s) - start <= 14 ))" "1 1"
+kill -CONT "$P"
+stop_relays
+
 # --- when it ends ----------------------------------------------------------------
 client_run run -- true
 wait_for 5 test -S "$(sock)"
@@ -144,12 +157,12 @@ check "... and ends after its idle time" wait_for 10 no_relay
 check "... removing its socket" test -z "$(sock)"
 
 # --- off ---------------------------------------------------------------------------
-SHARNESS_RELAY=off client_run run -- true
-sleep 0.5
-check_eq "SHARNESS_RELAY=off: the run works and no relay starts" "$RC $(relay_pids | wc -l) $(ls "$TK" | grep -c relay)" "0 0 0"
-SHARNESS_TICKETS=off client_run run -- true
-sleep 0.5
-check_eq "SHARNESS_TICKETS=off: no relay either" "$RC $(relay_pids | wc -l)" "0 0"
+SHARNESS_RELAY=off strace -f -qq -e trace=execve -o "$T/st" "$CLIENT" run -- true >/dev/null 2>&1
+check_eq "SHARNESS_RELAY=off: the run works and no relay starts (one execve, no socket)" \
+	"$?/$(grep -c execve "$T/st")/$(relay_pids | wc -l)/$(ls "$TK" | grep -c relay)" "0/1/0/0"
+SHARNESS_TICKETS=off strace -f -qq -e trace=execve -o "$T/st" "$CLIENT" run -- true >/dev/null 2>&1
+check_eq "SHARNESS_TICKETS=off: no relay either, not even one started to give up (one execve)" \
+	"$?/$(grep -c execve "$T/st")/$(relay_pids | wc -l)" "0/1/0"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=stranger -days 1 \
 	-keyout "$T/stranger.key" -out "$T/stranger.pem" 2>/dev/null
 client_run --cert "$T/stranger.pem" --key "$T/stranger.key" run -- true
