@@ -423,7 +423,7 @@ static void copy_both_ways(int cfd, struct tls_conn *t)
 	char buf[65536];
 	for (;;) {
 		struct pollfd p[2] = {{.fd = cfd, .events = POLLIN}, {.fd = t->fd, .events = POLLIN}};
-		if (SSL_pending(t->ssl) == 0 && poll(p, 2, -1) < 0) {
+		if (!SSL_has_pending(t->ssl) && poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return;
@@ -440,7 +440,14 @@ static void copy_both_ways(int cfd, struct tls_conn *t)
 					return;
 				continue;
 			}
-			if (SSL_get_error(t->ssl, n) != SSL_ERROR_WANT_READ)
+			int e = SSL_get_error(t->ssl, n);
+			if (e == SSL_ERROR_WANT_WRITE) { /* a TLS 1.3 KeyUpdate to answer */
+				struct pollfd w = {.fd = t->fd, .events = POLLOUT};
+				if (poll(&w, 1, -1) < 0)
+					return;
+				continue;
+			}
+			if (e != SSL_ERROR_WANT_READ)
 				return; /* the daemon closed it: the reply is complete */
 			break;
 		}

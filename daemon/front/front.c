@@ -182,6 +182,11 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 		log_warn("the front could not make its session ticket key (GnuTLS's random generator failed)");
 		return 1;
 	}
+	f->recent = tls_recent_new();
+	if (!f->recent) {
+		log_warn("the front is out of memory");
+		return 1;
+	}
 	struct MHD_Daemon *d = http_start(f);
 	const union MHD_DaemonInfo *di = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	if (!di) {
@@ -219,6 +224,7 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 	turn_for(f, d, 100, false);
 	MHD_stop_daemon(d);
 	tls_tickets_free(f->tickets);
+	tls_recent_free(f->recent);
 	connguard_free(f->guard);
 	return 0;
 }

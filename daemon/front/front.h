@@ -19,6 +19,7 @@ struct scrub_rules;
 struct approvals;
 struct runq;
 struct tls_tickets;
+struct tls_recent;
 
 struct front {
 	const struct config *cfg;
@@ -39,6 +40,7 @@ struct front {
 	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
 	struct tls_tickets *tickets; /* the session ticket key, memory only (tls.h) */
+	struct tls_recent *recent;   /* the last connections' verified certificates (tls.h) */
 	struct jobs *jobs;           /* runs started with POST /v0/jobs (jobs.c) */
 	struct loop *loop;           /* the one event loop (loop.h) */
 	struct runflow *flows;       /* run requests in progress (runflow.h) */

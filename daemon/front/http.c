@@ -246,7 +246,7 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 {
 	char why[320];
 	struct socket_state *st = socket_state_of(c);
-	if (tls_identify(c, st ? st->seen : NULL, &x->peer, why, sizeof(why)) < 0) {
+	if (tls_identify(c, st ? st->seen : NULL, f->recent, &x->peer, why, sizeof(why)) < 0) {
 		request_error_set(e, 401, "bad_certificate", "%s", why);
 		return -1;
 	}

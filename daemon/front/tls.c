@@ -150,14 +150,29 @@ static bool holds(const struct tls_seen *seen, const gnutls_datum_t *leaf)
  * TLS_SEEN_MAX_S ago and not past notAfter, give the same verdict; and
  * every connection still proved it holds the key (a handshake signature,
  * or a ticket only this front could have issued, to that certificate).
- * The front's HTTP side runs on one thread (loop.h), so no lock. */
+ * A hit trusts the chain verified then, not the one presented now: the
+ * same with a trust list fixed for the front's life and no CRL.  Owned
+ * by the front, whose HTTP side runs on one thread (loop.h): no lock. */
 #define TLS_RECENT 8
-static struct tls_seen recent[TLS_RECENT];
-static unsigned recent_next;
+struct tls_recent {
+	struct tls_seen seen[TLS_RECENT];
+	unsigned next;
+};
+
+struct tls_recent *tls_recent_new(void)
+{
+	return calloc(1, sizeof(struct tls_recent));
+}
+
+void tls_recent_free(struct tls_recent *recent)
+{
+	free(recent);
+}
 
 /* The very certificate verified earlier on this connection, or lately on
  * another, still in time? */
-static bool seen_before(struct tls_seen *seen, gnutls_session_t s, struct tls_peer *peer)
+static bool seen_before(struct tls_seen *seen, const struct tls_recent *recent, gnutls_session_t s,
+                        struct tls_peer *peer)
 {
 	const gnutls_datum_t *leaf = peer_leaf(s);
 	const struct tls_seen *hit = NULL;
@@ -165,9 +180,9 @@ static bool seen_before(struct tls_seen *seen, gnutls_session_t s, struct tls_pe
 		return false;
 	if (holds(seen, leaf))
 		hit = seen;
-	for (unsigned i = 0; !hit && i < TLS_RECENT; i++)
-		if (holds(&recent[i], leaf))
-			hit = &recent[i];
+	for (unsigned i = 0; recent && !hit && i < TLS_RECENT; i++)
+		if (holds(&recent->seen[i], leaf))
+			hit = &recent->seen[i];
 	if (!hit)
 		return false;
 	if (hit != seen)
@@ -178,7 +193,8 @@ static bool seen_before(struct tls_seen *seen, gnutls_session_t s, struct tls_pe
 	return true;
 }
 
-static void remember(struct tls_seen *seen, gnutls_session_t s, gnutls_x509_crt_t crt, const struct tls_peer *peer)
+static void remember(struct tls_seen *seen, struct tls_recent *recent, gnutls_session_t s, gnutls_x509_crt_t crt,
+                     const struct tls_peer *peer)
 {
 	const gnutls_datum_t *leaf = peer_leaf(s);
 	time_t not_after = gnutls_x509_crt_get_expiration_time(crt);
@@ -189,12 +205,14 @@ static void remember(struct tls_seen *seen, gnutls_session_t s, gnutls_x509_crt_
 	seen->peer = *peer;
 	seen->not_after = not_after;
 	seen->until_mono = mono_s() + TLS_SEEN_MAX_S;
-	recent[recent_next] = *seen;
-	recent_next = (recent_next + 1) % TLS_RECENT;
+	if (recent) {
+		recent->seen[recent->next] = *seen;
+		recent->next = (recent->next + 1) % TLS_RECENT;
+	}
 }
 
-int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,
-                 size_t whylen)
+int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_recent *recent, struct tls_peer *peer,
+                 char *why, size_t whylen)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	gnutls_session_t s;
@@ -210,7 +228,7 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_pee
 	peer->resumed = gnutls_session_is_resumed(s) != 0;
 	/* Verifying the chain (an ECDSA check and ASN.1 parsing) is a third
 	 * of the front's work per request on a kept-alive connection. */
-	if (seen_before(seen, s, peer))
+	if (seen_before(seen, recent, s, peer))
 		return 0;
 	if (seen)
 		seen->der_len = 0;
@@ -265,7 +283,7 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_pee
 	if (gnutls_fingerprint(GNUTLS_DIG_SHA256, &chain[0], dig, &dlen) == 0 && dlen == sizeof(dig))
 		for (size_t i = 0; i < sizeof(dig); i++)
 			snprintf(peer->fp + 2 * i, 3, "%02x", dig[i]);
-	remember(seen, s, crt, peer);
+	remember(seen, recent, s, crt, peer);
 	rc = 0;
 out:
 	gnutls_x509_crt_deinit(crt);

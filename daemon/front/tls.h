@@ -37,15 +37,20 @@ struct tls_seen;
 struct tls_seen *tls_seen_new(void);
 void tls_seen_free(struct tls_seen *seen);
 
+/* The verdicts of the last connections (tls.c says why and by what rule). */
+struct tls_recent;
+struct tls_recent *tls_recent_new(void);
+void tls_recent_free(struct tls_recent *recent);
+
 /* 0 with `peer` filled when the certificate verified (peer->role may still
  * be TLS_ROLE_NONE: a verified certificate without a known role -> 403);
  * -1 with `why` set to one sentence for a missing or invalid one (-> 401).
  * With `seen`, the identity of a leaf verified earlier on the same
- * connection, or on one of the last connections, is reused while that
+ * connection, or (with `recent`) on one of the last connections, is reused while that
  * exact leaf is presented, for at most 60 s after it was verified and
  * never past its notAfter. */
-int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_peer *peer, char *why,
-                 size_t whylen);
+int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_recent *recent, struct tls_peer *peer,
+                 char *why, size_t whylen);
 
 const char *tls_role_name(enum tls_role role);
 
