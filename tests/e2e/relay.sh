@@ -28,6 +28,7 @@ wait_for() { # SECONDS CMD...: 0 once CMD succeeds
 }
 no_relay() { ! relay_pids >/dev/null; }
 sock() { ls "$TK"/*.relay 2>/dev/null | head -1; }
+has_sock() { test -S "$(sock)"; } # evaluated at each try of wait_for
 runs() { grep -c '"event":"run_started"' "$T/audit.log"; }
 last_audit() { jq -rs 'map(select(.path != null)) | last | "\(.status) \(.peer_cn) \(.peer_role)"' "$T/audit.log"; }
 
@@ -36,7 +37,7 @@ check "no relay before the first client" no_relay
 AGENT_SECRET=do-not-keep client_run run -- echo first
 check_eq "first client: the run works (its own connection)" "$RC/$OUT" $'0/first\n'
 check "a relay is running for this identity" wait_for 5 relay_pids
-check "its socket is there" wait_for 5 test -S "$(sock)"
+check "its socket is there" wait_for 5 has_sock
 S=$(sock)
 P=$(relay_pids | head -1)
 check_match "the socket is named by the identity" "$(basename "$S")" '^[0-9a-f]{32}\.relay$'
@@ -135,13 +136,13 @@ stop_relays
 
 # --- when it ends ----------------------------------------------------------------
 client_run run -- true
-wait_for 5 test -S "$(sock)"
+wait_for 5 has_sock
 S=$(sock)
 rm -f "$S"
 check "a relay whose socket was removed ends" wait_for 5 no_relay
 client_run run -- true
 check "the next client starts another" wait_for 5 relay_pids
-wait_for 5 test -S "$(sock)"
+wait_for 5 has_sock
 client_run run -- true
 e2e_stop
 check "a relay whose daemon is gone ends" wait_for 10 no_relay
