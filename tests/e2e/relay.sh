@@ -130,7 +130,9 @@ n0=$(runs)
 start=$(date +%s)
 client_run run -- echo past a stopped relay
 check_eq "a stopped relay: the client connects itself after its 10 s" "$RC/$OUT" $'0/past a stopped relay\n'
-check_eq "... once, in 10 to 14 s" "$(($(runs) - n0)) $(( $(date +%s) - start >= 10 && $(date +%s) - start <= 14 ))" "1 1"
+# At least the 10 s it waits for "+"; the upper bound only catches a hang
+# (a loaded CI machine under ASan may take seconds more).
+check_eq "... once, after its 10 s and without hanging" "$(($(runs) - n0)) $(( $(date +%s) - start >= 10 && $(date +%s) - start <= 40 ))" "1 1"
 kill -CONT "$P"
 stop_relays
 
