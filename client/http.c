@@ -32,16 +32,10 @@ struct link {
 
 static int link_write(struct link *l, const char *p, size_t n)
 {
+	if (!l->tls.ssl)
+		return fd_write_all(l->relay_fd, p, n);
 	while (n) {
-		ssize_t w;
-		if (l->tls.ssl) {
-			int r = SSL_write(l->tls.ssl, p, n > (1u << 30) ? 1 << 30 : (int)n);
-			w = r > 0 ? r : -1;
-		} else {
-			w = write(l->relay_fd, p, n);
-			if (w < 0 && errno == EINTR)
-				continue;
-		}
+		int w = SSL_write(l->tls.ssl, p, n > (1u << 30) ? 1 << 30 : (int)n);
 		if (w <= 0)
 			return -1;
 		p += w;

@@ -35,6 +35,7 @@
 
 #include <openssl/ssl.h>
 
+#include "buf.h"
 #include "ticket.h"
 #include "tls.h"
 
@@ -78,13 +79,13 @@ static int identity(const struct conf *c, char *out, size_t n)
 
 /* "DIR/NAME.relay" (and "DIR/NAME.lock" in `lock`, may be NULL), NAME two
  * FNV-1a hashes of the identity: an address, not a proof, since the client
- * compares the identity the relay states (relay.h).  -1 when the relay is
- * off or the path does not fit a socket address. */
+ * compares the identity the relay states (relay.h).  -1 when there is no
+ * ticket directory we may use (errno ENOENT: only missing, ticket.h) or the
+ * path does not fit a socket address (ENAMETOOLONG); SHARNESS_RELAY=off is
+ * the callers' to check. */
 static int relay_paths(const char *id, bool create, struct sockaddr_un *sa, char *lock, size_t locklen)
 {
 	char dir[4096];
-	if (relay_off())
-		return -1;
 	int dfd = ticket_dir(create, dir, sizeof dir);
 	if (dfd < 0)
 		return -1;
@@ -247,15 +248,21 @@ static void set_nonblocking(int fd)
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Keeps the newest ticket a connection received, for the next handshake. */
-static void keep_session(struct relay *r, struct tls_conn *t)
+/* Keeps the newest ticket a connection received, for the next handshake;
+ * `mu` held. */
+static void keep_session_locked(struct relay *r, struct tls_conn *t)
 {
 	if (!t->fresh)
 		return;
-	pthread_mutex_lock(&r->mu);
 	SSL_SESSION_free(r->session);
 	r->session = t->fresh;
 	t->fresh = NULL;
+}
+
+static void keep_session(struct relay *r, struct tls_conn *t)
+{
+	pthread_mutex_lock(&r->mu);
+	keep_session_locked(r, t);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -366,10 +373,8 @@ static void *keeper(void *arg)
 			if (m > 0 || SSL_get_error(watched->ssl, m) != SSL_ERROR_WANT_READ) {
 				dead = watched; /* closed, or it spoke unasked: not usable */
 				r->spare = NULL;
-			} else if (watched->fresh) { /* its ticket, for the next handshake */
-				SSL_SESSION_free(r->session);
-				r->session = watched->fresh;
-				watched->fresh = NULL;
+			} else {
+				keep_session_locked(r, watched); /* its ticket, for the next handshake */
 			}
 		}
 		pthread_mutex_unlock(&r->mu);
@@ -392,20 +397,6 @@ static int tls_write_all(struct tls_conn *t, const char *p, size_t n)
 				    .events = e == SSL_ERROR_WANT_WRITE ? POLLOUT : e == SSL_ERROR_WANT_READ ? POLLIN : 0};
 		if (!p1.events || poll(&p1, 1, -1) < 0)
 			return -1;
-	}
-	return 0;
-}
-
-static int fd_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
 	}
 	return 0;
 }
