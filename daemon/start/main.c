@@ -266,8 +266,6 @@ static void notify_systemd(const char *state)
 	close(fd);
 }
 
-/* sharnessd --filter: the filter lives in sharnessd-front (root's image maps
- * no Vectorscan), so run that, as whoever asked, with the same arguments. */
 /*
  * Drop the launcher's resident pages that hold only zeros, once, before it
  * forks its first supervisor.  Every fork copies the page table entries of
@@ -315,6 +313,8 @@ static void drop_zero_pages(void)
 		fclose(f);
 }
 
+/* sharnessd --filter: the filter lives in sharnessd-front (root's image maps
+ * no Vectorscan), so run that, as whoever asked, with the same arguments. */
 static int filter_main(char **argv)
 {
 	char path[PATH_MAX], err[512];
