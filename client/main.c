@@ -1,8 +1,8 @@
 /*
  * main.c - sharness-client: the messenger between a person or an agent and
  * sharnessd (SPEC §10).  It sends one request and prints the answer.  It
- * executes nothing but itself: the one process it may start is its own
- * relay (relay.h), this binary again, which copies bytes to the daemon and
+ * executes nothing but itself: the one process it may start, and only with
+ * SHARNESS_RELAY=on, is its own relay (relay.h), this binary again, which copies bytes to the daemon and
  * starts nothing; so there is nothing here an agent could use to run a
  * command outside the sandbox.
  *
@@ -61,7 +61,7 @@ static const char usage_text[] =
 	"                                each agent's hook: one \u2714/\u2718 line each; exit 1 on any \u2718\n"
 	"  relay                         keep connections to the daemon ready for the next clients\n"
 	"                                (started on its own; ends 10 minutes after its last client;\n"
-	"                                SHARNESS_RELAY=off: every client connects itself)\n"
+	"                                only with SHARNESS_RELAY=on; else every client connects itself)\n"
 	"\n"
 	"connection (flag, else environment, else default):\n"
 	"  --url   SHARNESS_URL   https://127.0.0.1:7443\n"

@@ -51,10 +51,12 @@
 
 extern char **environ;
 
+/* Only with SHARNESS_RELAY=on: by default the client starts no process
+ * (SPEC §10: the messenger never forks or execs). */
 static bool relay_off(void)
 {
 	const char *v = getenv("SHARNESS_RELAY");
-	return v && strcmp(v, "off") == 0;
+	return !v || strcmp(v, "on") != 0;
 }
 
 /* What a relay serves, exactly: the URL, and the three files as the
@@ -81,8 +83,8 @@ static int identity(const struct conf *c, char *out, size_t n)
  * FNV-1a hashes of the identity: an address, not a proof, since the client
  * compares the identity the relay states (relay.h).  -1 when there is no
  * ticket directory we may use (errno ENOENT: only missing, ticket.h) or the
- * path does not fit a socket address (ENAMETOOLONG); SHARNESS_RELAY=off is
- * the callers' to check. */
+ * path does not fit a socket address (ENAMETOOLONG); SHARNESS_RELAY is the
+ * callers' to check. */
 static int relay_paths(const char *id, bool create, struct sockaddr_un *sa, char *lock, size_t locklen)
 {
 	char dir[4096];
@@ -609,7 +611,7 @@ int relay_main(const struct conf *c)
 	 * other processes of the uid. */
 	(void)prctl(PR_SET_DUMPABLE, 0);
 	if (relay_off() || identity(c, r.id, sizeof r.id) < 0 || relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
-		fprintf(stderr, "sharness-client relay: no usable ticket directory (see SHARNESS_TICKETS), or SHARNESS_RELAY=off\n");
+		fprintf(stderr, "sharness-client relay: no usable ticket directory (see SHARNESS_TICKETS), or SHARNESS_RELAY is not on\n");
 		return 1;
 	}
 	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

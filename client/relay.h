@@ -4,7 +4,9 @@
  * command (an agent's hook) pays neither OpenSSL's start-up nor a handshake
  * (SPEC §15.5).  Like ssh's ControlMaster.
  *
- * The first client whose own request worked starts it (a double fork and
+ * Only with SHARNESS_RELAY=on: by default the client starts no process and
+ * connects itself (SPEC §10 says the messenger never forks or execs).  Then
+ * the first client whose own request worked starts it (a double fork and
  * an exec of this same binary as `sharness-client relay`, by absolute
  * paths, from "/").  Later clients of the same identity connect to its
  * socket; it hands each one a connection it made with the same code and
@@ -22,7 +24,7 @@
  *           identity, as one that may read the ticket can (ticket.h): a
  *           tool confined away from the key (Landlock does not restrict
  *           connect() to a named socket) must be kept out of the ticket
- *           directory by uid, or run with SHARNESS_RELAY=off.  (Passing
+ *           directory by uid, or run without SHARNESS_RELAY=on.  (Passing
  *           the key's descriptor as proof would hand the key to whatever
  *           bound the socket.)
  *   ready   the relay writes "+" and the identity it serves (the URL, and
@@ -47,8 +49,9 @@
  *           is gone from the directory, on SIGTERM.  It then removes its
  *           socket and lock at once and finishes the clients it serves; a
  *           connection being made gives up after TLS_HANDSHAKE_TIMEOUT_S.
- *   off     SHARNESS_RELAY=off, tickets off (SHARNESS_TICKETS=off) or no
- *           usable ticket directory, and `doctor`
+ *   off     unless SHARNESS_RELAY=on; and with tickets off
+ *           (SHARNESS_TICKETS=off) or no usable ticket directory, and for
+ *           `doctor`
  */
 #ifndef SHARNESS_CLIENT_RELAY_H
 #define SHARNESS_CLIENT_RELAY_H

@@ -5,7 +5,7 @@
 #   bwrap     fork+exec of bwrap --unshare-all --die-with-parent --ro-bind / / true
 #   bash      fork+exec of bash -c true
 #   client    fork+exec of `sharness-client run -- true`, a new process each
-#             time as an agent's hook starts it, as it runs by default:
+#             time as an agent's hook starts it, with SHARNESS_RELAY=on:
 #             through the relay the first one started (client/relay.h),
 #             its socket and the tickets in a directory on tmpfs, where the
 #             client keeps them by default ($XDG_RUNTIME_DIR, else /dev/shm)
@@ -30,7 +30,7 @@ RT=$(realpath -m "${BUILD:-build}/bench/roundtrip")
 e2e_start "${ROUNDTRIP_CONFIG:-}" >/dev/null
 SHARNESS_TICKETS=$(mktemp -d "${XDG_RUNTIME_DIR:-/dev/shm}/sharness-bench.XXXXXX") || exit 1
 export SHARNESS_TICKETS
-unset SHARNESS_RELAY # lib.sh turns it off for the tests
+export SHARNESS_RELAY=on # opt-in (client/relay.h); lib.sh turns it off
 stop_relay() { pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"; }
 trap 'stop_relay; rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }

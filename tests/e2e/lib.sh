@@ -5,7 +5,8 @@
 #                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app),
 #                                      SHARNESS_TICKETS=$T/tickets (the client's session
 #                                      tickets stay inside the test's own directory),
-#                                      SHARNESS_RELAY=off (each client connects itself;
+#                                      SHARNESS_RELAY=off (each client connects itself, the
+#                                      default;
 #                                      relay.sh tests the relay, client/relay.h)
 #   api METHOD PATH [BODY] [ROLE]      curl with ROLE's certificate (default app);
 #                                      sets $STATUS and $BODY

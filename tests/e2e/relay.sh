@@ -6,12 +6,19 @@
 # 0700 ticket directory and a peer of another uid is refused; a client
 # never sends its request to a socket that does not state its identity;
 # the relay ends when idle, when its socket is removed, and when the
-# daemon goes away (clients then connect themselves); SHARNESS_RELAY=off
+# daemon goes away (clients then connect themselves); without
+# SHARNESS_RELAY=on (the default) the client starts no process; =off
 # and SHARNESS_TICKETS=off start none.
 . "$(dirname "$0")/lib.sh"
 e2e_start
 cd "$WS" || exit 1
-unset SHARNESS_RELAY # lib.sh turns it off for every other suite
+# Unset, the client starts no process (SPEC §10); lib.sh sets "off" for the
+# other suites.
+unset SHARNESS_RELAY
+strace -f -qq -e trace=execve,clone,clone3,fork,vfork -o "$T/st" "$CLIENT" run -- true >/dev/null 2>&1
+check_eq "SHARNESS_RELAY unset: the run works, one execve, no process, no relay" \
+	"$?/$(grep -c execve "$T/st")/$(grep -E 'clone|fork' "$T/st" | grep -vc CLONE_THREAD)/$(pgrep -fc -- "--ca $T/certs/ca.pem relay\$")" "0/1/0/0"
+export SHARNESS_RELAY=on
 TK=$SHARNESS_TICKETS
 
 relay_pids() { pgrep -f -- "--ca $T/certs/ca.pem relay\$"; }
@@ -149,7 +156,7 @@ client_run run -- true
 e2e_stop
 check "a relay whose daemon is gone ends" wait_for 10 no_relay
 E2E_PORT=$PORT e2e_start
-unset SHARNESS_RELAY
+export SHARNESS_RELAY=on
 client_run run -- echo after restart
 check_eq "after a restart the next client works (its own connection)" "$RC/$OUT" $'0/after restart\n'
 check "... and starts a relay again" wait_for 5 relay_pids
