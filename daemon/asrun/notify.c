@@ -1,8 +1,11 @@
 /*
  * notify.c - the supervisor's answers to a run's seccomp notifications.
  *
- * Two calls of a run stop in the kernel and wait for us (seccomp.c):
- * umask() and connect().  The rule for both: we never answer "go on"
+ * These calls of a run stop in the kernel and wait for us
+ * (start/sandbox_filter.c): umask(), connect(), and every call that makes,
+ * changes or removes a directory entry or opens for writing, which go to
+ * the run's file actor (root/actor.c), but for writes to the sandbox's own
+ * devices, answered here (answer_device).  The rule for all: we never answer "go on"
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE) after looking at the run's memory or
  * file table.  Another thread of the run can change either between our look
  * and the kernel's, so a check followed by "go on" proves nothing.  We copy
@@ -392,6 +395,60 @@ static int base_fd(pid_t pid, int dirfd)
 	return fd >= 0 ? fd : -(saved == EPERM ? EACCES : EBADF);
 }
 
+/*
+ * Opens for writing of the sandbox's own devices, answered here without
+ * the actor's round trip (about 0.3 ms, and bash makes one at every start
+ * for /dev/tty; `2>/dev/null` is in many an agent's command).  root/mount.c
+ * builds /dev from nothing but binds of the host's null, zero, full,
+ * random, urandom and tty on a read-only tmpfs, and Landlock grants writes
+ * there to every profile (sandbox_run.c), so the kernel's answer to these
+ * paths is known:
+ *   - /dev/tty is ENXIO: the command starts a session of its own (setsid,
+ *     sandbox_run.c) and the view has no pty to make a controlling
+ *     terminal of, so no process of the run ever has one;
+ *   - /dev/null, /dev/zero and /dev/full are the host's devices, which we
+ *     open ourselves with the call's access mode and hand over.
+ * This is safe against a thread that rewrites the path after we read it,
+ * because nothing looks at the path again: the answer is our own open of
+ * a fixed name, or a refusal.  Flags with other effects (O_EXCL,
+ * O_DIRECTORY, O_PATH, O_TMPFILE, O_SYNC, O_NOATIME, ...) and every other
+ * path go to the actor.  1 when answered (resp filled), 0 when not ours.
+ */
+#define KERNEL_O_LARGEFILE 0100000 /* x86-64's kernel value; glibc's O_LARGEFILE is 0 there */
+static int answer_device(int listener, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full"};
+	const int plain = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW |
+	                  KERNEL_O_LARGEFILE;
+	uint64_t addr = req->data.nr == SYS_openat ? req->data.args[1] : req->data.args[0];
+	int flags = (int)(req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1]);
+	char path[16];
+	if ((req->data.nr != SYS_open && req->data.nr != SYS_openat) || (flags & ~plain) ||
+	    (flags & O_ACCMODE) == O_ACCMODE || read_string((pid_t)req->pid, addr, path, sizeof(path)) < 0)
+		return 0;
+	if (strcmp(path, "/dev/tty") == 0) {
+		resp->error = -ENXIO;
+		return 1;
+	}
+	size_t i = 0;
+	while (i < sizeof(devices) / sizeof(devices[0]) && strcmp(path, devices[i]) != 0)
+		i++;
+	if (i == sizeof(devices) / sizeof(devices[0]))
+		return 0;
+	int fd = open(devices[i], (flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* the actor tries, and says why if it cannot */
+	struct seccomp_notif_addfd add = {.id = req->id, .srcfd = (uint32_t)fd,
+	                                  .newfd_flags = (uint32_t)(flags & O_CLOEXEC)};
+	int newfd = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	close(fd);
+	if (newfd < 0)
+		resp->error = errno == EMFILE ? -EMFILE : -EACCES;
+	else
+		resp->val = newfd;
+	return 1;
+}
+
 /* Build the actor's request from the call; 1 when it was sent (the answer
  * comes later), else -errno for the caller at once. */
 static int hand_to_actor(int listener, const struct seccomp_notif *req, struct notify_run *run)
@@ -568,6 +625,8 @@ int notify_answer(int listener, struct notify_run *run)
 		rc = answer_umask(listener, &req, &resp);
 	else if (req.data.nr == SYS_connect)
 		rc = answer_connect(listener, &req, run);
+	else if (answer_device(listener, &req, &resp))
+		rc = 0;
 	else
 		rc = hand_to_actor(listener, &req, run);
 	if (rc == 1)

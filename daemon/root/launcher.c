@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -36,6 +37,7 @@ struct supervisor {
 	int job_sock;          /* where its one request goes; -1 once sent */
 	char run_id[RUN_ID_LEN + 1]; /* once sent: for the log of its end */
 	uint32_t profile_id, workspace_id;
+	bool ahead;            /* built before its request, at LAUNCHER_AHEAD_NICE */
 };
 
 struct state {
@@ -50,9 +52,9 @@ struct state {
 };
 
 /* Fork a supervisor that prepares a sandbox for (profile, workspace) and
- * then waits for one request.  Returns its slot, or NULL (no uid, no slot,
- * no fork). */
-static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, uint32_t workspace_id)
+ * then waits for one request; `ahead` when none waits yet (supervise_run).
+ * Returns its slot, or NULL (no uid, no slot, no fork). */
+static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, uint32_t workspace_id, bool ahead)
 {
 	int sp[2];
 	uid_t uid;
@@ -74,15 +76,21 @@ static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, 
 		/* Nothing of the launcher's but stdio and our own request socket:
 		 * not the control socket, not other runs' sockets or channels. */
 		(void)ctl;
+		if (ahead)
+			(void)setpgid(0, 0); /* and below: whichever runs first */
 		if (dup3(sp[1], 3, O_CLOEXEC) < 0)
 			_exit(3);
 		close_range(4, ~0U, 0);
-		supervise_run(st->l, profile_id, workspace_id, uid, 3);
+		supervise_run(st->l, profile_id, workspace_id, uid, 3, ahead);
 	}
 	close(sp[1]);
+	/* Its own group at the lowest priority, set here rather than in the
+	 * child so that a boost in on_run always comes after it. */
+	if (ahead && (setpgid(pid, pid) < 0 || setpriority(PRIO_PROCESS, (id_t)pid, LAUNCHER_AHEAD_NICE) < 0))
+		log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
 	struct supervisor *sv = &st->sv[st->n++];
 	*sv = (struct supervisor){.pid = pid, .uid = uid, .job_sock = sp[0], .profile_id = profile_id,
-	                          .workspace_id = workspace_id};
+	                          .workspace_id = workspace_id, .ahead = ahead};
 	return sv;
 }
 
@@ -93,7 +101,7 @@ static void refill(struct state *st, int ctl, uint32_t profile_id)
 	for (size_t i = 0; i < st->n; i++)
 		waiting += st->sv[i].job_sock >= 0 && st->sv[i].profile_id == profile_id && st->sv[i].workspace_id == 0;
 	while (!st->stopping && waiting++ < st->l->cfg->prewarm)
-		if (!spawn(st, ctl, profile_id, 0))
+		if (!spawn(st, ctl, profile_id, 0, true))
 			break;
 }
 
@@ -149,12 +157,16 @@ static void on_run(struct state *st, int ctl)
 		    st->sv[i].workspace_id == req.workspace_id)
 			sv = &st->sv[i];
 	if (!sv)
-		sv = spawn(st, ctl, req.profile_id, req.workspace_id);
+		sv = spawn(st, ctl, req.profile_id, req.workspace_id, false);
 	if (!sv) {
 		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
 		                   "No uid or process slot is free for a new run; retry in a moment.");
 		goto out;
 	}
+	/* A sandbox built ahead may still be building, at the lowest
+	 * priority: from now on a request waits for it (supervise_run). */
+	if (sv->ahead && setpriority(PRIO_PGRP, (id_t)sv->pid, st->l->nice) < 0)
+		log_warn("cannot raise the priority of a sandbox built ahead: %s", strerror(errno));
 	int pass[2] = {chan, payload};
 	if (privsep_send(sv->job_sock, &req, sizeof(req), pass, 2) < 0)
 		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
@@ -256,6 +268,10 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		return 1;
 	st->l = l;
 	st->front = front_pid;
+	errno = 0;
+	l->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		l->nice = 0;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);

@@ -9,6 +9,7 @@
 #ifndef SHARNESS_LAUNCHER_H
 #define SHARNESS_LAUNCHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
 #include <sys/types.h>
@@ -26,16 +27,24 @@ struct launcher {
 	struct sock_fprog seccomp;     /* the run filter, compiled once at start */
 	char newroot[4096];            /* mount point the sandboxes build on */
 	struct uidpool *uids;
+	int nice;                      /* the launcher's niceness: what every run gets */
 };
 
 /* Serve the front on `ctl` until SIGTERM/SIGINT or the front's death.
  * Returns the process exit code. */
 int launcher_serve(struct launcher *l, int ctl, pid_t front_pid);
 
+/* The niceness a sandbox prepared ahead of its request is built at: the
+ * lowest, so that building it never slows a run that is going on now. */
+#define LAUNCHER_AHEAD_NICE 19
+
 /* The life of one run (supervise.c), in a child of the launcher: prepare a
  * sandbox for (profile, workspace) as `uid`, then take one request (a
- * PRIVSEP_RUN with its run channel and payload fds) from `job_sock`. */
+ * PRIVSEP_RUN with its run channel and payload fds) from `job_sock`.
+ * `ahead`: no request waits for this sandbox yet; the supervisor leads a
+ * process group of its own at LAUNCHER_AHEAD_NICE, and the whole group is
+ * set back to the launcher's niceness when the request comes. */
 noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
-                            int job_sock);
+                            int job_sock, bool ahead);
 
 #endif

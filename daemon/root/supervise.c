@@ -33,6 +33,7 @@
 #include <linux/capability.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -533,7 +534,7 @@ static void become_run(struct run *r, pid_t launcher)
 }
 
 noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
-                            int job_sock)
+                            int job_sock, bool ahead)
 {
 	struct run r = {.l = l, .chan = -1, .uid = uid};
 	struct privsep_run req;
@@ -557,6 +558,12 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	close(job_sock);
 	if (r.chan < 0)
 		teardown_exit(&r);
+	/* Built ahead at the lowest priority (launcher.h): the launcher set
+	 * the group back when it sent the request, but a process forked in
+	 * that moment may have missed it, so once more for the whole group
+	 * (init, actor), while we may, before the command starts. */
+	if (ahead && setpriority(PRIO_PGRP, 0, l->nice) < 0)
+		refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox's priority could not be restored.");
 	clock_gettime(CLOCK_MONOTONIC, &r.t0);
 	r.req = &req;
 	/* The launcher routes by (profile, workspace); it checked the rest. */

@@ -11,6 +11,12 @@ N=$(( $(ls "$ROOT"/profiles/*.json | wc -l) + 1 ))
 e2e_start '{"prewarm": 1}'
 
 check_eq "idle: one waiting sandbox (init and actor, one cgroup) per profile" "$(settled)" "$((2 * N)) $N"
+# Built ahead at the lowest priority (launcher.h), so that building never
+# slows a run going on; the run itself has the daemon's.
+range_nice() { ps -eo ni=,uid= | awk -v f="$UID_FIRST" '$2>f && $2<f+4096 {print $1}' | sort -u | tr '\n' ' '; }
+check_eq "idle: the waiting sandboxes' processes are at niceness 19" "$(range_nice)" "19 "
+run_cmd 'ps -o ni= -p 1,$$ | tr -d " " | tr "\n" " "; cut -d" " -f19 /proc/self/stat' writable
+check_eq "a run in a sandbox built ahead has the daemon's niceness (init, shell, command)" "$(jf .stdout)" "0 0 0"
 run_cmd 'echo one > /tmp/marker; id -u' writable
 uid1=$(jf .stdout)
 run_cmd 'cat /tmp/marker 2>&1; id -u' writable

@@ -332,6 +332,24 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 	 cd /tmp && git init -q r && git -C r -c user.name=t -c user.email=t@t commit -q --allow-empty -m m && git -C r log --oneline | wc -l' \
 	'^files-ok
 1$' probew
+# The supervisor answers writes to /dev/null, /dev/zero, /dev/full and
+# /dev/tty itself (notify.c, answer_device): what the kernel would say.
+verdict "devices: /dev/null, /dev/zero and /dev/full as the kernel has them" \
+	'echo x >/dev/null && echo null-ok; head -c 4 /dev/zero | od -An -tx1; (echo x >/dev/full) 2>&1; exec 3>>/dev/null && echo append-ok' \
+	'^null-ok
+ 00 00 00 00
+.*No space left on device
+append-ok$' probew
+verdict "devices: /dev/tty is ENXIO (no controlling terminal)" '(exec 3<>/dev/tty) 2>&1; echo "rc=$?"' \
+	'No such device or address.*rc=1' probew
+# Against a thread that rewrites the path between the supervisor's look and
+# the open: never the nested repository's config, and both paths were seen.
+attack ".git: a path flipped between /dev/null and a .git file never opens the file" \
+	"$PROBES/probe_devrace vendor/dep/.git/config 4000" probew &&
+	check_match ".git: a path flipped between /dev/null and a .git file never opens the file" "$(jf .stdout)" \
+		'^null [1-9][0-9]* refused [1-9][0-9]* file 0$'
+check_eq ".git: the nested repository is unchanged after the race" \
+	"$(cd "$WS/vendor/dep" && find .git -type f -exec sha256sum {} + | sort)" "$dep_sum"
 rm -rf "$WS/vendor" "$WS/sub"
 # A FIFO in the workspace (the person's, or a build run's): analyse may read
 # it but never write into it (Landlock's rule; the actor keeps it).
