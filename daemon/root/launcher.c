@@ -17,7 +17,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -51,8 +53,24 @@ struct state {
 	int exit_code;
 };
 
+/* Sandboxes built ahead wait at the lowest priority (launcher.h).  Setting
+ * one back takes CAP_SYS_NICE, or a nice limit (RLIMIT_NICE, "20 - nice",
+ * setrlimit(2)) that reaches our own niceness: the supervisor uses it after
+ * it dropped to the run's uid, on the run's init and actor.  The limit is
+ * set to exactly our niceness, so that no run, which inherits it, can ever
+ * be more urgent than the daemon. */
+static bool can_set_back(int nice)
+{
+	struct rlimit rl = {.rlim_cur = (rlim_t)(20 - nice), .rlim_max = (rlim_t)(20 - nice)};
+	if (setrlimit(RLIMIT_NICE, &rl) == 0)
+		return true;
+	struct __user_cap_header_struct ch = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct cd[2] = {0};
+	return syscall(SYS_capget, &ch, cd) == 0 && (cd[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32) & 1);
+}
+
 /* Fork a supervisor that prepares a sandbox for (profile, workspace) and
- * then waits for one request; `ahead` when none waits yet (supervise_run).
+ * then waits for one request; `ahead`: none waits yet, build it at the lowest priority (launcher.h).
  * Returns its slot, or NULL (no uid, no slot, no fork). */
 static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, uint32_t workspace_id, bool ahead)
 {
@@ -101,7 +119,7 @@ static void refill(struct state *st, int ctl, uint32_t profile_id)
 	for (size_t i = 0; i < st->n; i++)
 		waiting += st->sv[i].job_sock >= 0 && st->sv[i].profile_id == profile_id && st->sv[i].workspace_id == 0;
 	while (!st->stopping && waiting++ < st->l->cfg->prewarm)
-		if (!spawn(st, ctl, profile_id, 0, true))
+		if (!spawn(st, ctl, profile_id, 0, st->l->ahead_low))
 			break;
 }
 
@@ -166,7 +184,7 @@ static void on_run(struct state *st, int ctl)
 	/* A sandbox built ahead may still be building, at the lowest
 	 * priority: from now on a request waits for it (supervise_run). */
 	if (sv->ahead && setpriority(PRIO_PGRP, (id_t)sv->pid, st->l->nice) < 0)
-		log_warn("cannot raise the priority of a sandbox built ahead: %s", strerror(errno));
+		log_debug("a sandbox built ahead is set back by its supervisor: %s", strerror(errno));
 	int pass[2] = {chan, payload};
 	if (privsep_send(sv->job_sock, &req, sizeof(req), pass, 2) < 0)
 		privsep_send_error(chan, PRIVSEP_ERR_SETUP, "The run's supervisor is gone; retry.");
@@ -272,6 +290,10 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 	l->nice = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		l->nice = 0;
+	l->ahead_low = can_set_back(l->nice);
+	if (!l->ahead_low && l->cfg->prewarm)
+		log_info("sandboxes built ahead keep the daemon's priority: setting them back needs CAP_SYS_NICE or "
+		         "a nice limit (LimitNICE=+%d in the unit)", l->nice);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);

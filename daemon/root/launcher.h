@@ -28,6 +28,7 @@ struct launcher {
 	char newroot[4096];            /* mount point the sandboxes build on */
 	struct uidpool *uids;
 	int nice;                      /* the launcher's niceness: what every run gets */
+	bool ahead_low;                /* build ahead at LAUNCHER_AHEAD_NICE: CAP_SYS_NICE sets it back */
 };
 
 /* Serve the front on `ctl` until SIGTERM/SIGINT or the front's death.
@@ -35,15 +36,18 @@ struct launcher {
 int launcher_serve(struct launcher *l, int ctl, pid_t front_pid);
 
 /* The niceness a sandbox prepared ahead of its request is built at: the
- * lowest, so that building it never slows a run that is going on now. */
+ * lowest, so that building it never slows a run that is going on now.
+ * Setting it back needs CAP_SYS_NICE (the unit grants it); without, the
+ * sandboxes are built at the launcher's own niceness, as runs are. */
 #define LAUNCHER_AHEAD_NICE 19
 
 /* The life of one run (supervise.c), in a child of the launcher: prepare a
  * sandbox for (profile, workspace) as `uid`, then take one request (a
  * PRIVSEP_RUN with its run channel and payload fds) from `job_sock`.
- * `ahead`: no request waits for this sandbox yet; the supervisor leads a
- * process group of its own at LAUNCHER_AHEAD_NICE, and the whole group is
- * set back to the launcher's niceness when the request comes. */
+ * `ahead`: no request waits for this sandbox yet and l->ahead_low; the
+ * supervisor leads a process group of its own at LAUNCHER_AHEAD_NICE, and
+ * the whole group is set back to the launcher's niceness when the request
+ * comes. */
 noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint32_t workspace_id, uid_t uid,
                             int job_sock, bool ahead);
 

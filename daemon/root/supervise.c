@@ -559,11 +559,13 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	if (r.chan < 0)
 		teardown_exit(&r);
 	/* Built ahead at the lowest priority (launcher.h): the launcher set
-	 * the group back when it sent the request, but a process forked in
-	 * that moment may have missed it, so once more for the whole group
-	 * (init, actor), while we may, before the command starts. */
-	if (ahead && setpriority(PRIO_PGRP, 0, l->nice) < 0)
-		refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox's priority could not be restored.");
+	 * the group back when it sent the request, as far as it may (all of
+	 * it with CAP_SYS_NICE; only what is still root with a nice limit),
+	 * and a process forked in that moment may have missed it.  So the
+	 * whole group (init, actor) once more, now as root and again as the
+	 * run's uid (become_run), before the command starts. */
+	if (ahead)
+		(void)setpriority(PRIO_PGRP, 0, l->nice);
 	clock_gettime(CLOCK_MONOTONIC, &r.t0);
 	r.req = &req;
 	/* The launcher routes by (profile, workspace); it checked the rest. */
@@ -587,5 +589,8 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	                  .chan = r.chan, .sfd = sfd, .t0 = r.t0, .sb = &r.sb, .cwd = r.cwd, .cmd = r.cmd, .env = r.env};
 	open_disks(&r, &w);
 	become_run(&r, launcher);
+	if (ahead && setpriority(PRIO_PGRP, 0, l->nice) < 0)
+		log_warn("run %s: its sandbox, built ahead, keeps niceness %d: %s", req.run_id, LAUNCHER_AHEAD_NICE,
+		         strerror(errno));
 	watch_run(&w);
 }

@@ -65,6 +65,7 @@ check_eq "ExecStart= names the installed daemon and config" "$(directive ExecSta
 check_eq "ExecReload= sends SIGHUP (reopens the audit log)" "$(directive ExecReload)" '/bin/kill -HUP $MAINPID'
 check_eq "RestrictNamespaces= allows exactly the run namespaces" \
 	"$(directive RestrictNamespaces | tr ' ' '\n' | sort | tr '\n' ' ')" "cgroup ipc mnt net pid user uts "
+check_eq "LimitNICE=+0 (a sandbox built ahead is set back to the daemon's niceness, launcher.h)" "$(directive LimitNICE)" "+0"
 for cap in CAP_SYS_ADMIN CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_NET_ADMIN CAP_KILL CAP_SYS_PTRACE CAP_SYS_CHROOT; do
 	check "CapabilityBoundingSet= keeps $cap" grep -qw "$cap" <<<"$(directive CapabilityBoundingSet)"
 done

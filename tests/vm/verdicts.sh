@@ -37,6 +37,14 @@ v() { # DESC CMD REGEX [PROFILE]
 	run "$2" "${4:-analyse}"
 	check_match "${PFX}$1" "$STATUS $(out)" "^200 .*$3"
 }
+# Sandboxes built ahead wait at niceness 19 and a run gets the daemon's
+# (launcher.h): under the unit through LimitNICE=, under `make run` through
+# root's CAP_SYS_NICE.
+dn=$(ps -o ni= -p "$DPID" | tr -d ' ')
+v "a run has the daemon's niceness (init, shell, command)" \
+	'ps -o ni= -p 1,$$ | tr -d " " | tr "\n" " "; cut -d" " -f19 /proc/self/stat' "$dn $dn $dn\$"
+sleep 1
+check "${PFX}the sandboxes built ahead wait at niceness 19" bash -c "ps -o ni= --ppid $DPID | grep -q '^ *19\$'"
 printf 'int main(void) { return 0; } // TODO: write it\n' >"$WS/vm-todo.c"
 v "grep -rn TODO runs" 'grep -rn TODO --include=vm-todo.c .' 'vm-todo.c:1:.*TODO'
 v "~/.aws/credentials: no such file" 'cat ~/.aws/credentials' 'No such file or directory'
