@@ -43,7 +43,7 @@ endif
 #            file's parser and the detectors' names, no Vectorscan)
 #   common/  both: configuration and profiles, the privsep messages, logs
 COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c fdio.c handover.c jsonstrict.c landlock.c \
-                 log.c path.c privsep.c profile.c utf8.c)
+                 log.c path.c privsep.c procstatus.c profile.c utf8.c)
 START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c \
                  cgsetup.c sandbox_filter.c uidrange.c)
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c ns.c runcg.c sandbox.c \

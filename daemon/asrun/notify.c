@@ -77,6 +77,7 @@
 #include "actor_msg.h"
 #include "notify.h"
 #include "privsep.h"
+#include "procstatus.h"
 
 /* Our own calls on the run's processes (process_vm_readv, pidfd_getfd)
  * need ptrace access as their uid: a process of the run that made itself
@@ -84,31 +85,11 @@
 #define NO_PTRACE_HINT "; a process that makes itself undumpable cannot connect or write"
 #define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */
 
-/* The text after `key` ("\nUmask:") in /proc/PID/status (pid 0: our own),
- * read into buf; NULL when the file or the key is not there. */
-static const char *status_field(pid_t pid, const char *key, char *buf, size_t size)
-{
-	char path[64];
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/status");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	const char *p = strstr(buf, key);
-	return p ? p + strlen(key) : NULL;
-}
-
 /* "Umask:\t0022" (Linux 4.7). */
 static int read_umask(pid_t pid, unsigned *mask)
 {
-	char buf[4096];
-	const char *p = status_field(pid, "\nUmask:", buf, sizeof(buf));
+	char buf[PROCSTATUS_MAX];
+	const char *p = procstatus_read(pid, buf, sizeof(buf)) == 0 ? procstatus_find(buf, "Umask") : NULL;
 	if (!p)
 		return -1;
 	*mask = (unsigned)strtoul(p, NULL, 8);
@@ -326,8 +307,8 @@ static int read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
  * own namespace; the same for NStgid. */
 static long ns_id(pid_t pid, const char *key)
 {
-	char buf[4096];
-	const char *p = status_field(pid, key, buf, sizeof(buf));
+	char buf[PROCSTATUS_MAX];
+	const char *p = procstatus_read(pid, buf, sizeof(buf)) == 0 ? procstatus_find(buf, key) : NULL;
 	if (!p)
 		return -1;
 	long last = -1;
@@ -354,7 +335,7 @@ static int rewrite_self(pid_t pid, char *path, size_t size)
 	           {"/dev/stderr", "/fd/2"}, {"/dev/fd/", "/fd/"}};
 	char out[PATH_MAX];
 	if (strncmp(path, "/proc/thread-self", 17) == 0 && (path[17] == '/' || path[17] == '\0')) {
-		long tgid = ns_id(pid, "\nNStgid:"), tid = ns_id(pid, "\nNSpid:");
+		long tgid = ns_id(pid, "NStgid"), tid = ns_id(pid, "NSpid");
 		if (tgid < 0 || tid < 0)
 			return -ENOENT;
 		if (snprintf(out, sizeof(out), "/proc/%ld/task/%ld%s", tgid, tid, path + 17) >= (int)sizeof(out))
@@ -367,7 +348,7 @@ static int rewrite_self(pid_t pid, char *path, size_t size)
 		bool whole = map[i].from[n - 1] != '/';
 		if (strncmp(path, map[i].from, n) != 0 || (whole && path[n] != '\0'))
 			continue;
-		long tgid = ns_id(pid, "\nNStgid:");
+		long tgid = ns_id(pid, "NStgid");
 		if (tgid < 0)
 			return -ENOENT;
 		if (snprintf(out, sizeof(out), "/proc/%ld%s%s", tgid, map[i].to, path + n) >= (int)sizeof(out))

@@ -51,13 +51,6 @@ static uint64_t ms_since(const struct timespec *t0)
 	return us_since(t0) / 1000;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /*
  * The disk a writable run may consume (SPEC §15.2, issue 12).  No quota
  * works on every file system the workspace may live on, so the supervisor
@@ -186,22 +179,22 @@ static void hand_over(struct watch *w)
 	char *job = job_build(w->p, w->req, w->cwd, w->cmd, w->env, &job_len);
 	int sent = job ? fdio_write_all(sb->job_w, job, job_len) : -1;
 	free(job);
-	close_fd(&sb->job_w);
+	fdio_close(&sb->job_w);
 	if (sent < 0) {
 		privsep_send_error(w->chan, PRIVSEP_ERR_SETUP, "%s",
 		                   job ? "The sandbox did not take its job." : "The run's supervisor is out of memory.");
 		_exit(supervise_stop(sb) < 0 ? 3 : 0);
 	}
 	if (!w->req->has_stdin)
-		close_fd(&sb->in_w);
+		fdio_close(&sb->in_w);
 	struct privsep_started started = {.uid = w->uid, .has_stdin = w->req->has_stdin, .has_proxy = sb->listener >= 0};
 	privsep_header_init(&started.h, PRIVSEP_STARTED);
 	int fds[4] = {sb->out_r, sb->err_r, sb->in_w, sb->listener};
 	privsep_send_nowait(w->chan, &started, sizeof(started), fds, 4);
-	close_fd(&sb->out_r);
-	close_fd(&sb->err_r);
-	close_fd(&sb->in_w);
-	close_fd(&sb->listener);
+	fdio_close(&sb->out_r);
+	fdio_close(&sb->err_r);
+	fdio_close(&sb->in_w);
+	fdio_close(&sb->listener);
 }
 
 /* The exit record's exit, signal or setup failure, from the init's last
@@ -301,7 +294,7 @@ noreturn void watch_run(struct watch *w)
 			 * dropped. */
 			unsigned denied = nr.n_denied;
 			if (!(pfd[3].revents & POLLIN) || notify_answer(sb->notify, &nr) < 0)
-				close_fd(&sb->notify);
+				fdio_close(&sb->notify);
 			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
 				log_info("run %s: refused %s", w->req->run_id, nr.denied);
 			continue;

@@ -35,3 +35,10 @@ int fdio_read_all(int fd, void *buf, size_t len)
 	}
 	return 0;
 }
+
+void fdio_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "procstatus.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13) /* ABI 2 */
@@ -281,17 +282,9 @@ int landlock_refusal(int abi, int errnum, int min_abi, const char *release, cons
 /* The Seccomp: field of /proc/self/status (0, 1, 2), or -1. */
 static int seccomp_mode(void)
 {
-	char line[256];
-	int mode = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode;
+	char buf[PROCSTATUS_MAX];
+	const char *v = procstatus_read(0, buf, sizeof(buf)) == 0 ? procstatus_find(buf, "Seccomp") : NULL;
+	return v && *v >= '0' && *v <= '2' ? *v - '0' : -1;
 }
 
 int landlock_check(int min_abi, char *err, size_t errlen)

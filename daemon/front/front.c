@@ -23,6 +23,7 @@
 #include "log.h"
 #include "loop.h"
 #include "privsep.h"
+#include "procstatus.h"
 #include "runflow.h"
 #include "scrub.h"
 #include "lockdown.h"
@@ -39,20 +40,16 @@
 static int check_unprivileged(uid_t uid)
 {
 	uid_t r, e, s;
-	char buf[4096];
-	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid || r == 0)
+	char buf[PROCSTATUS_MAX];
+	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid || r == 0 ||
+	    procstatus_read(0, buf, sizeof(buf)) < 0)
 		return -1;
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	static const char *const zero[] = {"\nCapPrm:\t0000000000000000", "\nCapEff:\t0000000000000000",
-	                                   "\nCapBnd:\t0000000000000000", "\nCapAmb:\t0000000000000000", NULL};
-	for (size_t i = 0; zero[i]; i++)
-		if (!strstr(buf, zero[i]))
+	static const char *const masks[] = {"CapPrm", "CapEff", "CapBnd", "CapAmb"};
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		const char *v = procstatus_find(buf, masks[i]);
+		if (!v || strspn(v, "0") != 16 || (v[16] != '\n' && v[16] != '\0'))
 			return -1;
+	}
 	return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : -1;
 }
 

@@ -183,13 +183,6 @@ out:
 	return fd;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 void supervise_kill(struct sandbox_ready *sb)
 {
 	/* Killing the pid namespace's init makes the kernel kill every process
@@ -215,14 +208,14 @@ int supervise_stop(struct sandbox_ready *sb)
 			;
 	sb->init = -1;
 	actor_stop(&sb->actor);
-	close_fd(&sb->out_r);
-	close_fd(&sb->err_r);
-	close_fd(&sb->in_w);
-	close_fd(&sb->status_r);
-	close_fd(&sb->job_w);
-	close_fd(&sb->listener);
-	close_fd(&sb->notify);
-	close_fd(&sb->sync_w);
+	fdio_close(&sb->out_r);
+	fdio_close(&sb->err_r);
+	fdio_close(&sb->in_w);
+	fdio_close(&sb->status_r);
+	fdio_close(&sb->job_w);
+	fdio_close(&sb->listener);
+	fdio_close(&sb->notify);
+	fdio_close(&sb->sync_w);
 	if (sb->cg && runcg_wait_empty(sb->cg, CLEANUP_WAIT_MS) < 0) {
 		runcg_kill(sb->cg);
 		rc = runcg_wait_empty(sb->cg, CLEANUP_WAIT_MS);
@@ -418,14 +411,14 @@ static void prepare(struct run *r)
 	if (!sb->error[0] && actor_start(&sb->actor, init, &spec) < 0)
 		sb->actor_err = errno;
 out:
-	close_fd(&userns);
+	fdio_close(&userns);
 	for (int i = 0; i < 2; i++) {
-		close_fd(&out[i]);
-		close_fd(&err[i]);
-		close_fd(&in[i]);
-		close_fd(&status[i]);
-		close_fd(&sync[i]);
-		close_fd(&job[i]);
+		fdio_close(&out[i]);
+		fdio_close(&err[i]);
+		fdio_close(&in[i]);
+		fdio_close(&status[i]);
+		fdio_close(&sync[i]);
+		fdio_close(&job[i]);
 	}
 }
 
@@ -450,7 +443,7 @@ static void note_early_status(struct run *r)
 	else if (!r->sb.error[0]) /* else take_listener already said why */
 		snprintf(r->sb.error, sizeof(r->sb.error), "The sandbox ended before its command was given.");
 	log_warn("%s", r->sb.error);
-	close_fd(&r->sb.status_r);
+	fdio_close(&r->sb.status_r);
 }
 
 /* Wait for the one request this sandbox is for.  Returns the run channel,

@@ -45,6 +45,7 @@
 #include "instance.h"
 #include "landlock.h"
 #include "ns.h"
+#include "procstatus.h"
 #include "profile.h"
 #include "runcg.h"
 #include "frontexec.h"
@@ -522,14 +523,9 @@ static void unit_load(struct unit *u)
 
 bool doctor_can_connect(void)
 {
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	const char *eff = strstr(buf, "\nCapEff:");
-	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	char buf[PROCSTATUS_MAX];
+	const char *eff = procstatus_read(0, buf, sizeof(buf)) == 0 ? procstatus_find(buf, "CapEff") : NULL;
+	unsigned long long caps = eff ? strtoull(eff, NULL, 16) : 0;
 	return (caps >> CAP_SYS_PTRACE & 1) && (caps >> CAP_SYS_CHROOT & 1);
 }
 
