@@ -196,10 +196,12 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 		if (o < 0)
 			goto out;
 	}
+	/* Through the relay the connection may serve the next client once this
+	 * reply is whole (relay.h); our own ends with us. */
 	if (buf_printf(&req, "%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: sharness-client\r\n"
-			     "Accept: application/json\r\nConnection: close\r\n",
+			     "Accept: application/json\r\n%s",
 		       method, c->base, path, strchr(c->host, ':') ? "[" : "", c->host,
-		       strchr(c->host, ':') ? "]" : "", c->port) < 0 ||
+		       strchr(c->host, ':') ? "]" : "", c->port, l.relay_fd >= 0 ? "" : "Connection: close\r\n") < 0 ||
 	    (body && buf_printf(&req, "Content-Type: application/json\r\nContent-Length: %zu\r\n", body_len) < 0) ||
 	    (headers && buf_puts(&req, headers) < 0) ||
 	    buf_puts(&req, "\r\n") < 0 || (body && buf_append(&req, body, body_len) < 0)) {

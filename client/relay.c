@@ -36,6 +36,7 @@
 #include <openssl/ssl.h>
 
 #include "buf.h"
+#include "replyend.h"
 #include "ticket.h"
 #include "tls.h"
 
@@ -410,41 +411,67 @@ struct client {
 	long long born;     /* the spare's */
 };
 
-/* Copies bytes both ways until either end closes. */
-static void copy_both_ways(int cfd, struct tls_conn *t)
+/* Copies bytes both ways until either end closes.  True when the client
+ * closed after one whole reply that leaves the connection open for another
+ * request (replyend.h), and it sent nothing after that reply. */
+static bool copy_both_ways(int cfd, struct tls_conn *t)
 {
+	static __thread struct replyend end; /* 16 KB: not on the stack */
 	char buf[65536];
+	memset(&end, 0, sizeof end);
+	bool sent_after = false;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = cfd, .events = POLLIN}, {.fd = t->fd, .events = POLLIN}};
 		if (!SSL_has_pending(t->ssl) && poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return;
+			return false;
 		}
 		if (p[0].revents) {
 			ssize_t n = read(cfd, buf, sizeof buf);
-			if (n <= 0 || tls_write_all(t, buf, (size_t)n) < 0)
-				return;
+			if (n == 0)
+				return replyend_reusable(&end) && !sent_after;
+			sent_after = sent_after || replyend_reusable(&end);
+			if (n < 0 || tls_write_all(t, buf, (size_t)n) < 0)
+				return false;
 		}
 		for (;;) { /* everything OpenSSL has decrypted or can */
 			int n = SSL_read(t->ssl, buf, sizeof buf);
 			if (n > 0) {
+				replyend_feed(&end, buf, (size_t)n);
 				if (fd_write_all(cfd, buf, (size_t)n) < 0)
-					return;
+					return false;
 				continue;
 			}
 			int e = SSL_get_error(t->ssl, n);
 			if (e == SSL_ERROR_WANT_WRITE) { /* a TLS 1.3 KeyUpdate to answer */
 				struct pollfd w = {.fd = t->fd, .events = POLLOUT};
 				if (poll(&w, 1, -1) < 0)
-					return;
+					return false;
 				continue;
 			}
 			if (e != SSL_ERROR_WANT_READ)
-				return; /* the daemon closed it: the reply is complete */
+				return false; /* the daemon closed it: the reply is complete */
 			break;
 		}
 	}
+}
+
+/* After a reply that left it open: the spare again, if there is none
+ * (its age counts from now: the daemon's idle timeout does), else closed. */
+static void give_back(struct relay *r, struct tls_conn *t)
+{
+	pthread_mutex_lock(&r->mu);
+	bool keep = !r->quit && !r->spare;
+	if (keep) {
+		r->spare = t;
+		r->spare_born = now_ms();
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (keep)
+		(void)!write(r->wake[1], "k", 1); /* the keeper watches it now */
+	else
+		close_conn(r, t);
 }
 
 /* The spare as handed over: not past its age (CLOCK_BOOTTIME: a suspended
@@ -499,9 +526,11 @@ static void *serve_client(void *arg)
 	}
 	char line[RELAY_ID_MAX + 2];
 	int n = snprintf(line, sizeof line, "+%s\n", r->id);
-	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0)
-		copy_both_ways(cl->fd, cl->t);
-	close_conn(r, cl->t);
+	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0 &&
+	    copy_both_ways(cl->fd, cl->t))
+		give_back(r, cl->t);
+	else
+		close_conn(r, cl->t);
 out:
 	close(cl->fd);
 	free(cl);

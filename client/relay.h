@@ -11,7 +11,11 @@
  * paths, from "/").  Later clients of the same identity connect to its
  * socket; it hands each one a connection it made with the same code and
  * the same checks (tls.h), then copies bytes both ways until either end
- * closes.  It never reads or changes what passes, and executes nothing.
+ * closes.  It changes nothing that passes and executes nothing; of the
+ * daemon's reply it reads only where it ends (replyend.h), so that a
+ * connection whose reply was whole, kept open by the daemon, and followed
+ * by nothing serves the next client too (the client then sends no
+ * "Connection: close"); anything else ends the connection.
  *
  *   socket  NAME.relay in the ticket directory (ticket.h: ours, 0700),
  *           NAME two FNV-1a hashes of the identity line below: one relay
@@ -39,7 +43,8 @@
  *           connection is kept ready, its handshake done; it is replaced
  *           after 3 s unused (the daemon cuts a connection that sends no
  *           request for 5 s, daemon/front/http.c) or when the daemon closes
- *           it.  The daemon checks the certificate on each connection as
+ *           it; a connection given back after a reply counts its 3 s from
+ *           the reply's end.  The daemon checks the certificate on each connection as
  *           on a client's own (daemon/front/tls.h).  Each connection
  *           resumes with the newest ticket, offered once; two made at once
  *           mean one full handshake.

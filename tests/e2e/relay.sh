@@ -93,9 +93,21 @@ for i in $(seq 1 8); do [ "$(cat "$T/par.$i")" = "c$i" ] || bad=$((bad + 1)); do
 check_eq "8 clients at once through one relay, each its own reply" "$bad" 0
 check_eq "... still one relay" "$(relay_pids | wc -l)" 1
 
-for i in 1 2 3 4 5; do "$CLIENT" run -- true; sleep 0.05; done
-check_eq "the relay's connections resume TLS sessions (the last 5 runs' audit lines)" \
-	"$(jq -rs '[.[] | select(.path == "/v0/run")] | .[-5:] | map(.tls_resumed) | unique | @csv' "$T/audit.log")" "true"
+# A connection whose reply was whole serves the next client (replyend.h):
+# five clients in a row, one connection to the daemon all along.
+conns() { ss -Htn state established "( dport = :$PORT )" | awk '{print $3}' | sort | paste -sd,; }
+seen=""
+for i in 1 2 3 4 5; do "$CLIENT" run -- true; sleep 0.05; seen="$seen $(conns)"; done
+check_eq "5 clients in a row through one kept-alive connection (the relay's local port each time)" \
+	"$(tr ' ' '\n' <<<"$seen" | grep -v '^$' | sort -u | wc -l) $(tr ' ' '\n' <<<"$seen" | grep -c ,)" "1 0"
+check_eq "... and each got its own run (5 audit lines, 5 run ids)" \
+	"$(jq -rs '[.[] | select(.path == "/v0/run")] | .[-5:] | map(.run_id) | unique | length' "$T/audit.log")" 5
+# Past RELAY_SPARE_MS unused it is replaced; the new one resumes the session.
+sleep 3.5
+"$CLIENT" run -- true
+check "a new connection after 3 s unused (another local port)" test "$(conns)" != "$(tr ' ' '\n' <<<"$seen" | tail -1)"
+check_eq "the relay's new connection resumes the TLS session (audit)" \
+	"$(jq -rs '[.[] | select(.path == "/v0/run")] | last | .tls_resumed' "$T/audit.log")" "true"
 
 # --- whom it serves, and whom a client trusts ------------------------------------
 chmod 711 "$TK"

@@ -1,0 +1,135 @@
+/*
+ * replyend.c - see replyend.h.
+ */
+#include "replyend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+	HEAD,       /* status line and headers, into `line` */
+	BODY,       /* `left` bytes of a Content-Length body */
+	CHUNK_SIZE, /* a chunk's size line, into `line` */
+	CHUNK_DATA, /* `left` bytes of a chunk */
+	CHUNK_END,  /* the CRLF after a chunk's data */
+	TRAILER,    /* trailer lines until an empty one; `n` counts the line */
+	DONE,       /* complete: any more byte makes it UNFIT */
+	UNFIT,      /* not framed for sure: never reused */
+};
+
+/* A header's value in the block [p, end), or NULL; names are
+ * case-insensitive (RFC 9110 §5.1). */
+static const char *header(const char *p, const char *end, const char *name, size_t *vlen)
+{
+	size_t nl = strlen(name);
+	for (const char *l = memchr(p, '\n', (size_t)(end - p)); l && l + 1 < end;
+	     l = memchr(l + 1, '\n', (size_t)(end - l - 1))) {
+		const char *s = l + 1;
+		if ((size_t)(end - s) > nl && strncasecmp(s, name, nl) == 0 && s[nl] == ':') {
+			const char *v = s + nl + 1;
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			const char *ve = memchr(v, '\n', (size_t)(end - v));
+			if (!ve)
+				return NULL;
+			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			*vlen = (size_t)(ve - v);
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static bool is(const char *v, size_t n, const char *word)
+{
+	return v && n == strlen(word) && strncasecmp(v, word, n) == 0;
+}
+
+/* The block in `line` is complete: decide how the body is framed. */
+static int head_done(struct replyend *e)
+{
+	const char *p = e->line, *end = e->line + e->n;
+	if (e->n < 12 || strncmp(p, "HTTP/1.1 ", 9) != 0)
+		return UNFIT;
+	int status = atoi(p + 9);
+	size_t n;
+	const char *v = header(p, end, "Connection", &n);
+	e->close = e->close || is(v, n, "close");
+	if (status >= 100 && status < 200) {
+		e->n = 0; /* an interim reply: the final one follows */
+		return HEAD;
+	}
+	if (status == 204 || status == 304)
+		return DONE;
+	v = header(p, end, "Transfer-Encoding", &n);
+	if (v)
+		return is(v, n, "chunked") ? (e->n = 0, CHUNK_SIZE) : UNFIT;
+	v = header(p, end, "Content-Length", &n);
+	if (!v || n == 0 || n > 18 || strspn(v, "0123456789") < n)
+		return UNFIT;
+	e->left = strtoull(v, NULL, 10);
+	return e->left ? BODY : DONE;
+}
+
+void replyend_feed(struct replyend *e, const char *p, size_t len)
+{
+	while (len && e->state != UNFIT) {
+		if (e->state == DONE) {
+			e->state = UNFIT;
+			break;
+		}
+		if (e->state == BODY || e->state == CHUNK_DATA) {
+			size_t take = e->left < len ? (size_t)e->left : len;
+			e->left -= take;
+			p += take;
+			len -= take;
+			if (!e->left)
+				e->state = e->state == BODY ? DONE : (e->n = 0, CHUNK_END);
+			continue;
+		}
+		char c = *p++;
+		len--;
+		if (e->state == TRAILER) {
+			if (c == '\n') {
+				if (e->n == 0)
+					e->state = DONE;
+				e->n = 0;
+			} else if (c != '\r') {
+				e->n++;
+			}
+			continue;
+		}
+		if (e->n >= (e->state == HEAD ? sizeof(e->line) : 64)) {
+			e->state = UNFIT;
+			break;
+		}
+		e->line[e->n++] = c;
+		if (c != '\n')
+			continue;
+		if (e->state == HEAD) {
+			if (e->n >= 4 && memcmp(e->line + e->n - 4, "\r\n\r\n", 4) == 0)
+				e->state = head_done(e);
+		} else if (e->state == CHUNK_END) {
+			e->state = e->n == 2 && e->line[0] == '\r' ? CHUNK_SIZE : UNFIT;
+			e->n = 0;
+		} else { /* CHUNK_SIZE: hex digits, then extensions after ';' */
+			char *endp;
+			e->line[e->n] = '\0';
+			unsigned long long size = strtoull(e->line, &endp, 16);
+			if (endp == e->line || (*endp != ';' && *endp != '\r') || size > (1ULL << 40)) {
+				e->state = UNFIT;
+				break;
+			}
+			e->n = 0;
+			e->left = size;
+			e->state = size ? CHUNK_DATA : TRAILER;
+		}
+	}
+}
+
+bool replyend_reusable(const struct replyend *e)
+{
+	return e->state == DONE && !e->close;
+}

@@ -1,0 +1,38 @@
+/*
+ * replyend.h - where an HTTP/1.1 reply ends, seen as it streams past
+ * (RFC 9112 §6.3): what the relay (relay.h) needs to know before it hands
+ * the connection that carried the reply to the next client.  It reads the
+ * status line and the framing headers (Content-Length, Transfer-Encoding,
+ * Connection) and the chunk sizes, and nothing else; it changes nothing.
+ *
+ * A reply it cannot frame for sure (a length it cannot parse, no length,
+ * HTTP/1.0, a header block over REPLYEND_HEAD_MAX) makes the connection
+ * unfit for another request, never fit: the cost of a mistake is one new
+ * connection, not a reply spliced into the next one.
+ *
+ * Trust: the bytes are the daemon's, on a mutual-TLS connection.
+ */
+#ifndef SHARNESS_CLIENT_REPLYEND_H
+#define SHARNESS_CLIENT_REPLYEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define REPLYEND_HEAD_MAX 16384
+
+struct replyend {
+	int state;               /* enum in replyend.c; 0 is the start */
+	bool close;              /* "Connection: close" */
+	unsigned long long left; /* of the body or the chunk */
+	size_t n;                /* bytes in `line` */
+	char line[REPLYEND_HEAD_MAX];
+};
+
+/* Take the next `len` bytes of the stream. */
+void replyend_feed(struct replyend *e, const char *p, size_t len);
+
+/* The reply is complete, nothing followed it, and the daemon keeps the
+ * connection open for another request. */
+bool replyend_reusable(const struct replyend *e);
+
+#endif

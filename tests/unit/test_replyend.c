@@ -1,0 +1,98 @@
+/*
+ * test_replyend.c - where an HTTP/1.1 reply ends (client/replyend.c, the
+ * relay's check before it hands a connection to the next client): each
+ * reply fed whole, byte by byte and split at every offset must give the
+ * same verdict.  The client is its own program (client/client.mk), so its
+ * one source is compiled in here.
+ */
+#include "harness.h"
+
+#include "../../client/replyend.c"
+
+/* The verdict for `s` fed in two parts split at `at` (and whole: at 0). */
+static bool verdict(const char *s, size_t at)
+{
+	static struct replyend e; /* large: not on the stack */
+	memset(&e, 0, sizeof e);
+	size_t n = strlen(s);
+	replyend_feed(&e, s, at);
+	replyend_feed(&e, s + at, n - at);
+	return replyend_reusable(&e);
+}
+
+static bool bytewise(const char *s)
+{
+	static struct replyend e;
+	memset(&e, 0, sizeof e);
+	for (size_t i = 0; s[i]; i++)
+		replyend_feed(&e, s + i, 1);
+	return replyend_reusable(&e);
+}
+
+/* Every split gives `want`. */
+static bool all_splits(const char *s, bool want)
+{
+	for (size_t at = 0; at <= strlen(s); at++)
+		if (verdict(s, at) != want)
+			return false;
+	return bytewise(s) == want;
+}
+
+TEST(content_length)
+{
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: application/json\r\n\r\nhello", true));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\ncontent-length:  0 \r\n\r\n", true));
+	/* Not yet complete, or more than the reply. */
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nhello", false));
+}
+
+TEST(chunked)
+{
+	const char *r = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-ndjson\r\n\r\n"
+	                "19\r\n{\"event\":\"stdout\",\"a\":1}\n\r\n3;ext=1\r\nabc\r\n0\r\nX-Trailer: y\r\n\r\n";
+	CHECK(all_splits(r, true));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", true));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false));
+}
+
+TEST(never_reused)
+{
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 2\r\n\r\nok", false));
+	CHECK(all_splits("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\n\r\nuntil the end", false));                 /* no length */
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok", false));    /* not a number */
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok", false));
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok", false));
+}
+
+TEST(no_body_and_interim)
+{
+	CHECK(all_splits("HTTP/1.1 204 No Content\r\n\r\n", true));
+	CHECK(all_splits("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true));
+	CHECK(all_splits("HTTP/1.1 204 No Content\r\n\r\nX", false));
+}
+
+TEST(oversized_head)
+{
+	static char big[REPLYEND_HEAD_MAX + 64];
+	strcpy(big, "HTTP/1.1 200 OK\r\nX: ");
+	size_t n = strlen(big);
+	memset(big + n, 'a', REPLYEND_HEAD_MAX);
+	strcpy(big + n + REPLYEND_HEAD_MAX, "\r\nContent-Length: 0\r\n\r\n");
+	CHECK(!verdict(big, 0));
+	CHECK(!bytewise(big));
+}
+
+int main(void)
+{
+	RUN(content_length);
+	RUN(chunked);
+	RUN(never_reused);
+	RUN(no_body_and_interim);
+	RUN(oversized_head);
+	return harness_done();
+}
