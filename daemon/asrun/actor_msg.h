@@ -62,4 +62,10 @@ struct actor_resp {
 	char what[200];   /* for the log: the call and its path */
 };
 
+/* After a response that carried a descriptor, the actor closes its own copy
+ * and then sends this one byte.  The supervisor answers the run only once
+ * it came: a file the actor still held open for writing would make the
+ * run's next exec of it fail with ETXTBSY (`cp x build/t && ./build/t`). */
+#define ACTOR_CLOSED 'c'
+
 #endif

@@ -556,8 +556,12 @@ noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *sp
 				close(fds[i]);
 		if (privsep_send(sock, &r, sizeof(r), &out, out >= 0 ? 1 : 0) < 0)
 			_exit(1);
-		if (out >= 0)
+		if (out >= 0) {
 			close(out);
+			const char closed = ACTOR_CLOSED; /* actor_msg.h */
+			if (send(sock, &closed, 1, MSG_NOSIGNAL) != 1)
+				_exit(1);
+		}
 	}
 }
 

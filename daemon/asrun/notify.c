@@ -56,6 +56,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,6 +84,7 @@
  * need ptrace access as their uid: a process of the run that made itself
  * undumpable, or a Yama scope above 1 (start-up refuses that), stops them. */
 #define NO_PTRACE_HINT "; a process that makes itself undumpable cannot connect or write"
+#define ACTOR_CLOSED_WAIT_MS 5000 /* the actor's close and one byte: microseconds */
 #define NR_FCHMODAT2 452 /* Linux 6.6, x86-64; newer than libseccomp 2.5.4 */
 
 /* "Umask:\t0022" (Linux 4.7). */
@@ -550,6 +552,16 @@ int notify_actor_answer(int listener, struct notify_run *run)
 		if (fd >= 0)
 			close(fd);
 		return 0;
+	}
+	/* The actor has closed its copy only once ACTOR_CLOSED came. */
+	if (fd >= 0) {
+		char closed = 0;
+		struct pollfd pc = {.fd = run->actor.sock, .events = POLLIN};
+		if (poll(&pc, 1, ACTOR_CLOSED_WAIT_MS) != 1 || recv(run->actor.sock, &closed, 1, 0) != 1 ||
+		    closed != ACTOR_CLOSED) {
+			close(fd);
+			return -1; /* as if the actor ended: the run is stopped (watch.c) */
+		}
 	}
 	r.what[sizeof(r.what) - 1] = '\0';
 	static const uint32_t kinds[] = {[ACTOR_DENIED_GIT] = PRIVSEP_DENIAL_GIT, [ACTOR_DENIED_MODE] = PRIVSEP_DENIAL_MODE,

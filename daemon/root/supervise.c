@@ -57,6 +57,7 @@
 
 #define CLEANUP_WAIT_MS 2000
 #define SETUP_WAIT_MS 30000 /* a sandbox's own setup: mounts, Landlock, seccomp */
+#define VIEW_FDS (2 + PROFILE_LIST_MAX) /* the workspace, .git, the exec subpaths */
 
 struct run {
 	const struct launcher *l;
@@ -70,6 +71,8 @@ struct run {
 	char *cmd, *cwd_req, *env;
 	char cwd[PATH_MAX];
 	struct timespec t0;      /* the request's arrival: ms and the timeout count from here */
+	int view_fd[VIEW_FDS];   /* what view_facts saw, held open: see there */
+	size_t n_view_fd;
 };
 
 static noreturn void teardown_exit(struct run *r);
@@ -248,22 +251,62 @@ static noreturn void teardown_exit(struct run *r)
  * and its owner (the idmap), and whether .git and the exec subpaths exist
  * (read-only binds, exec grants).  A sandbox prepared ahead of its request
  * is used only if these are unchanged; otherwise it is rebuilt, so a
- * prepared sandbox is never weaker than a fresh one. */
-static void view_facts(const struct run *r, char *out, size_t len)
+ * prepared sandbox is never weaker than a fresh one.
+ *
+ * Device and inode numbers alone do not prove "unchanged": a directory
+ * removed and made again often gets its old inode number back (ext4 hands
+ * freed ones out again), while the binds and Landlock's grants hold the
+ * removed one (toolchains.sh once found its new build/ not executable).
+ * So prepare() keeps each of them open (`held`), and view_changed() also
+ * asks whether the one held is still linked. */
+static void view_facts(struct run *r, char *out, size_t len, bool hold)
 {
 	struct stat st;
 	char path[PATH_MAX];
 	size_t off = 0;
 
-	if (stat(r->workspace, &st) == 0)
-		off += (size_t)snprintf(out + off, len - off, "%lx:%lx:%u:%u", (unsigned long)st.st_dev,
-		                        (unsigned long)st.st_ino, st.st_uid, st.st_gid);
-	for (size_t i = 0; i < 1 + r->p->n_workspace_exec && off < len; i++) {
-		snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 1 ? ".git" : r->p->workspace_exec[i - 1]);
-		if (lstat(path, &st) == 0)
-			off += (size_t)snprintf(out + off, len - off, " %zu:%lx:%lx:%o", i, (unsigned long)st.st_dev,
+	out[0] = '\0';
+	for (size_t i = 0; i < 2 + r->p->n_workspace_exec && off < len; i++) {
+		if (i == 0)
+			snprintf(path, sizeof(path), "%s", r->workspace);
+		else
+			snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 2 ? ".git" : r->p->workspace_exec[i - 2]);
+		int fd = open(path, O_PATH | O_CLOEXEC | (i ? O_NOFOLLOW : 0));
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (i == 0)
+			off += (size_t)snprintf(out + off, len - off, "%lx:%lx:%u:%u", (unsigned long)st.st_dev,
+			                        (unsigned long)st.st_ino, st.st_uid, st.st_gid);
+		else
+			off += (size_t)snprintf(out + off, len - off, " %zu:%lx:%lx:%o", i - 1, (unsigned long)st.st_dev,
 			                        (unsigned long)st.st_ino, st.st_mode);
+		if (hold && r->n_view_fd < VIEW_FDS)
+			r->view_fd[r->n_view_fd++] = fd;
+		else
+			close(fd);
 	}
+}
+
+static void view_release(struct run *r)
+{
+	for (size_t i = 0; i < r->n_view_fd; i++)
+		close(r->view_fd[i]);
+	r->n_view_fd = 0;
+}
+
+/* Anything the prepared view was built from replaced or removed since. */
+static bool view_changed(struct run *r)
+{
+	char now[sizeof(r->sb.view)];
+	struct stat st;
+	view_facts(r, now, sizeof(now), false);
+	bool changed = strcmp(now, r->sb.view) != 0;
+	for (size_t i = 0; i < r->n_view_fd && !changed; i++)
+		changed = fstat(r->view_fd[i], &st) < 0 || st.st_nlink == 0;
+	return changed;
 }
 
 /* A profile that makes its exec subpaths (workspace_exec_create, one
@@ -333,7 +376,8 @@ static void prepare(struct run *r)
 	char name[64], why[160];
 	struct stat wst;
 
-	view_facts(r, sb->view, sizeof(sb->view));
+	view_release(r);
+	view_facts(r, sb->view, sizeof(sb->view), true);
 	snprintf(name, sizeof(name), "run-%u", r->uid);
 	sb->cg = runcg_create(name, r->p->pids_max, r->p->memory_max, why, sizeof(why));
 	if (!sb->cg) {
@@ -380,6 +424,7 @@ static void prepare(struct run *r)
 		close(status[0]);
 		close(sync[1]);
 		close(job[1]);
+		view_release(r); /* host paths: nothing of the sandbox's to hold */
 		sandbox_child(&spec);
 	}
 	sb->init = init;
@@ -566,16 +611,15 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 		refuse(&r, PRIVSEP_ERR_INVALID, "The launcher refused the request: it reached the wrong sandbox.");
 	read_payload(&r, payload);
 	check_request(&r);
-	char view[sizeof(r.sb.view)];
 	make_exec_dirs(&r);
-	view_facts(&r, view, sizeof(view));
-	if (strcmp(view, r.sb.view) != 0) {
+	if (view_changed(&r)) {
 		/* The workspace changed under the prepared sandbox: build anew. */
 		if (teardown(&r.sb) < 0)
 			refuse(&r, PRIVSEP_ERR_SETUP, "The prepared sandbox could not be removed.");
 		r.sb = SANDBOX_NONE;
 		prepare(&r);
 	}
+	view_release(&r);
 	if (r.sb.error[0])
 		refuse(&r, PRIVSEP_ERR_SETUP, r.sb.error);
 	struct watch w = {.cfg = l->cfg, .p = r.p, .workspace = r.workspace, .req = &req, .uid = uid,
