@@ -898,8 +898,9 @@ static int collect(void *arg, size_t start, size_t len)
 	return 0;
 }
 
-/* The AVX2 fingerprint scan and the portable one report the same matches,
- * at every alignment of a needle and at the end of the buffer. */
+/* The unrolled fingerprint scan (four probes a branch) and the one-probe
+ * loop report the same matches, at every alignment of a needle and at the
+ * end of the buffer. */
 TEST(fp_simd_matches_portable)
 {
 	static unsigned char buf[4096];
