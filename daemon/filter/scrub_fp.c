@@ -57,6 +57,7 @@ struct scrub_fp {
 	size_t smask;
 	struct entry *ent;
 	size_t nent, cap, nneedles;
+	int bmi2; /* the CPU has BMI2: scan with scan_bmi2 */
 };
 
 static inline uint64_t load64(const unsigned char *p)
@@ -214,6 +215,9 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 		for (uint32_t off = 0; off < SCRUB_FP_STRIDE; off++)
 			add(fp, p, (uint32_t)len, off);
 	}
+#if defined(__x86_64__) && defined(__GNUC__)
+	fp->bmi2 = __builtin_cpu_supports("bmi2");
+#endif
 	return fp;
 err_free:
 	scrub_fp_free(fp);
@@ -263,8 +267,8 @@ static int scan_simple(const struct scrub_fp *fp, const unsigned char *buf, size
  * 0.23-0.27 ns per byte with the former AVX2 gather (two thirds of that
  * loop's samples sat on the gather) or the scalar two-multiply hash one
  * probe a branch; 0.17-0.22 with this. */
-static int scan_fast(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
-                     void *arg)
+static inline __attribute__((always_inline)) int scan_fast(const struct scrub_fp *fp, const unsigned char *buf,
+                                                           size_t len, scrub_fp_hit_fn hit, void *arg)
 {
 	const uint64_t *bloom = fp->bloom;
 	const unsigned ws = fp->wshift;
@@ -288,12 +292,34 @@ static int scan_fast(const struct scrub_fp *fp, const unsigned char *buf, size_t
 	return scan_simple(fp, buf, len, p, hit, arg);
 }
 
+static int scan_base(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
+                     void *arg)
+{
+	return scan_fast(fp, buf, len, hit, arg);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same loop compiled for BMI2: its shifts by a register (shrx) need no
+ * CL and set no flags, so the 12 shifts of four probes no longer queue on
+ * one register.  Measured on the build machine: the fingerprint pass 8-10%
+ * faster (0.17 -> 0.15 ns per byte on source code). */
+__attribute__((target("bmi2"))) static int scan_bmi2(const struct scrub_fp *fp, const unsigned char *buf,
+                                                     size_t len, scrub_fp_hit_fn hit, void *arg)
+{
+	return scan_fast(fp, buf, len, hit, arg);
+}
+#endif
+
 int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
                   void *arg)
 {
 	if (!fp->nent || len < SCRUB_FP_GRAM)
 		return 0;
-	return scan_fast(fp, buf, len, hit, arg);
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (fp->bmi2)
+		return scan_bmi2(fp, buf, len, hit, arg);
+#endif
+	return scan_base(fp, buf, len, hit, arg);
 }
 
 int scrub_fp_scan_portable(const struct scrub_fp *fp, const unsigned char *buf, size_t len,
