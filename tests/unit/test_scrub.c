@@ -426,6 +426,40 @@ TEST(each_detector_json_escaped)
 	}
 }
 
+/* A JSON-escaped token after backslashes and percent signs that start no
+ * escape, at every offset within the 64-byte blocks the view's trigger
+ * search compares at once: the search must try every candidate of a block,
+ * not only its first. */
+TEST(json_escaped_after_decoys)
+{
+	static const char decoy[] = "a\\ b%zz\\"; /* "\\ ", "%zz" and "\\a" start no escape */
+	static char sec[16384];
+	const struct sample *x = NULL;
+	for (int k = 0; k < NS && !x; k++)
+		if (strcmp(S[k].name, "github-pat") == 0)
+			x = &S[k];
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	for (size_t d = 0; d < 140; d++) {
+		char *out;
+		size_t o = 0;
+		for (size_t i = 0; i < d; i++)
+			IN[o++] = decoy[i % 8];
+		IN[o++] = ' ';
+		IN[o] = 0;
+		memcpy(EXP, IN, o + 1);
+		json_escape(x->sec, sec, (int)strlen(x->sec) / 2);
+		snprintf(IN + o, sizeof IN - o, "%s\n", sec);
+		snprintf(EXP + o, sizeof EXP - o, "[filtered: %s]\n", x->name);
+		out = scrub_buffer(R, IN, strlen(IN), NULL, NULL);
+		if (strcmp(out, EXP) != 0)
+			fprintf(stderr, "# decoys %zu %s:\n#  in  %s#  got %s", d, x->name, IN, out);
+		CHECK(strcmp(out, EXP) == 0);
+		free(out);
+	}
+}
+
 TEST(idempotent)
 {
 	size_t n = 0, n1, n2;
@@ -1085,6 +1119,7 @@ int main(void)
 	RUN(each_detector_across_window_boundary);
 	RUN(each_detector_in_colour);
 	RUN(each_detector_json_escaped);
+	RUN(json_escaped_after_decoys);
 	RUN(idempotent);
 	RUN(github_checksum_rejects_fixture);
 	RUN(benign_generated_corpus);
