@@ -985,6 +985,39 @@ static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, s
  * password" only where the validator says so too: every byte value at every
  * offset of the 32 it reads, as the end of a user part ("x://aaa" c
  * ":pw@host"), and it does say so for a URL without a user part. */
+/* scrub_detect_url_no_user is exactly its definition: the first of the 32
+ * bytes that v_url's user loop refuses (controls, space, DEL, >= 0x80,
+ * : / @ [ " ' < > ? #) exists and is not ':'.  Every byte value at every
+ * position, over random printable text and over a run of ':'. */
+static int url_no_user_ref(const unsigned char *p)
+{
+	for (size_t i = 0; i < 32; i++)
+		if (p[i] < 0x21 || p[i] >= 0x7f || strchr(":/@[\"'<>?#", p[i]))
+			return p[i] != ':';
+	return 0;
+}
+
+TEST(url_no_user_exact)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	unsigned char b[32];
+	size_t bad = 0;
+	if (!__builtin_cpu_supports("avx2"))
+		return;
+	for (int fill = 0; fill < 2; fill++)
+		for (unsigned c = 0; c < 256; c++)
+			for (size_t k = 0; k < 32; k++) {
+				for (size_t i = 0; i < 32; i++)
+					b[i] = fill ? (unsigned char)(i % 7 ? 'a' + i % 26 : ':') : (unsigned char)(0x21 + rnd() % 94);
+				b[k] = (unsigned char)c;
+				bad += !scrub_detect_url_no_user(b) != !url_no_user_ref(b);
+			}
+	if (bad)
+		fprintf(stderr, "# url_no_user differs from its definition %zu times\n", bad);
+	CHECK(bad == 0);
+#endif
+}
+
 TEST(url_prefilter_agrees_with_validator)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1132,6 +1165,7 @@ int main(void)
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
 	RUN(fp_simd_matches_portable);
+	RUN(url_no_user_exact);
 	RUN(url_prefilter_agrees_with_validator);
 	RUN(url_password_dense_and_sparse);
 	RUN(chunked_equals_whole);
