@@ -10,6 +10,7 @@
 #include "scrub.h"
 #include "scrub_detect.h"
 #include "scrub_fp.h"
+#include "scrub_view.h"
 #include "scrub_rules.h"
 
 #include <dirent.h>
@@ -458,6 +459,26 @@ TEST(json_escaped_after_decoys)
 		CHECK(strcmp(out, EXP) == 0);
 		free(out);
 	}
+}
+
+/* The view's trigger search finds an ESC, '\\' or '%' that starts an
+ * escape, whatever the byte, wherever it sits in or after the 64-byte blocks
+ * it compares at once, and no other byte. */
+TEST(view_first_every_byte)
+{
+	unsigned char b[200];
+	size_t bad = 0;
+	for (unsigned c = 0; c < 256; c++)
+		for (size_t k = 0; k + 6 < sizeof b; k++) {
+			int trig = c == 0x1b || c == '\\' || c == '%';
+			memset(b, 'a', sizeof b);
+			b[k] = (unsigned char)c;
+			memcpy(b + k + 1, c == 0x1b ? "[1m" : c == '%' ? "41" : "n", c == 0x1b ? 3 : c == '%' ? 2 : 1);
+			bad += scrub_view_first(b, sizeof b, 0) != (trig ? k : sizeof b);
+		}
+	if (bad)
+		fprintf(stderr, "# view trigger search wrong %zu times\n", bad);
+	CHECK(bad == 0);
 }
 
 TEST(idempotent)
@@ -1153,6 +1174,7 @@ int main(void)
 	RUN(each_detector_in_colour);
 	RUN(each_detector_json_escaped);
 	RUN(json_escaped_after_decoys);
+	RUN(view_first_every_byte);
 	RUN(idempotent);
 	RUN(github_checksum_rejects_fixture);
 	RUN(benign_generated_corpus);
