@@ -767,13 +767,22 @@ static int url_user_byte(unsigned char c)
  * ns per byte there (measured on bench-filter-classes, session 7). */
 __attribute__((target("avx2"))) int scrub_detect_url_no_user(const unsigned char *p)
 {
-	static const char stop[] = ":/@[\"'<>?#\x7f";
+	/* The set as nibble tables (a byte is in it when its low nibble's and
+	 * its high nibble's entries share a bit): bit 0 every byte whose high
+	 * nibble is 0, 1 or 8-f (controls, >= 0x80); bit 1 0x2_: space " # ' /;
+	 * bit 2 0x3_: : < > ?; bit 3 '@'; bit 4 '['; bit 5 DEL.  Two shuffles
+	 * instead of eleven compares and a signed one: this runs for every
+	 * "://" (~3,900 per MB of JSON records). */
+#define LO 11, 1, 3, 3, 1, 1, 1, 3, 1, 1, 5, 17, 5, 1, 5, 39
+#define HI 1, 1, 2, 4, 8, 16, 0, 32, 1, 1, 1, 1, 1, 1, 1, 1
+	const __m256i lo_t = _mm256_setr_epi8(LO, LO), hi_t = _mm256_setr_epi8(HI, HI), low4 = _mm256_set1_epi8(0x0f);
+#undef LO
+#undef HI
 	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
-	__m256i m = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x21), x); /* signed: < 0x21 or >= 0x80 */
-	uint32_t bits;
-	for (size_t k = 0; k < sizeof stop - 1; k++)
-		m = _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(stop[k])));
-	bits = (uint32_t)_mm256_movemask_epi8(m);
+	__m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(x, low4));
+	__m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(x, 4), low4));
+	__m256i none = _mm256_cmpeq_epi8(_mm256_and_si256(lo, hi), _mm256_setzero_si256());
+	uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(none);
 	return bits != 0 && p[__builtin_ctz(bits)] != ':';
 }
 #endif

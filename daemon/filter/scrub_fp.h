@@ -49,7 +49,7 @@ typedef int (*scrub_fp_hit_fn)(void *arg, size_t start, size_t len);
 int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
                   void *arg);
 
-/* The same with the portable loop only (what runs on a CPU without AVX2);
+/* The same one probe at a time (the plain loop scrub_fp_scan unrolls);
  * for the unit test that checks both paths agree. */
 int scrub_fp_scan_portable(const struct scrub_fp *fp, const unsigned char *buf, size_t len,
                            scrub_fp_hit_fn hit, void *arg);

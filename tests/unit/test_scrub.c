@@ -10,6 +10,7 @@
 #include "scrub.h"
 #include "scrub_detect.h"
 #include "scrub_fp.h"
+#include "scrub_view.h"
 #include "scrub_rules.h"
 
 #include <dirent.h>
@@ -424,6 +425,60 @@ TEST(each_detector_json_escaped)
 		CHECK(strcmp(out, EXP) == 0);
 		free(out);
 	}
+}
+
+/* A JSON-escaped token after backslashes and percent signs that start no
+ * escape, at every offset within the 64-byte blocks the view's trigger
+ * search compares at once: the search must try every candidate of a block,
+ * not only its first. */
+TEST(json_escaped_after_decoys)
+{
+	static const char decoy[] = "a\\ b%zz\\"; /* "\\ ", "%zz" and "\\a" start no escape */
+	static char sec[16384];
+	const struct sample *x = NULL;
+	for (int k = 0; k < NS && !x; k++)
+		if (strcmp(S[k].name, "github-pat") == 0)
+			x = &S[k];
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	for (size_t d = 0; d < 140; d++) {
+		char *out;
+		size_t o = 0;
+		for (size_t i = 0; i < d; i++)
+			IN[o++] = decoy[i % 8];
+		IN[o++] = ' ';
+		IN[o] = 0;
+		memcpy(EXP, IN, o + 1);
+		json_escape(x->sec, sec, (int)strlen(x->sec) / 2);
+		snprintf(IN + o, sizeof IN - o, "%s\n", sec);
+		snprintf(EXP + o, sizeof EXP - o, "[filtered: %s]\n", x->name);
+		out = scrub_buffer(R, IN, strlen(IN), NULL, NULL);
+		if (strcmp(out, EXP) != 0)
+			fprintf(stderr, "# decoys %zu %s:\n#  in  %s#  got %s", d, x->name, IN, out);
+		CHECK(strcmp(out, EXP) == 0);
+		free(out);
+	}
+}
+
+/* The view's trigger search finds an ESC, '\\' or '%' that starts an
+ * escape, whatever the byte, wherever it sits in or after the 64-byte blocks
+ * it compares at once, and no other byte. */
+TEST(view_first_every_byte)
+{
+	unsigned char b[200];
+	size_t bad = 0;
+	for (unsigned c = 0; c < 256; c++)
+		for (size_t k = 0; k + 6 < sizeof b; k++) {
+			int trig = c == 0x1b || c == '\\' || c == '%';
+			memset(b, 'a', sizeof b);
+			b[k] = (unsigned char)c;
+			memcpy(b + k + 1, c == 0x1b ? "[1m" : c == '%' ? "41" : "n", c == 0x1b ? 3 : c == '%' ? 2 : 1);
+			bad += scrub_view_first(b, sizeof b, 0) != (trig ? k : sizeof b);
+		}
+	if (bad)
+		fprintf(stderr, "# view trigger search wrong %zu times\n", bad);
+	CHECK(bad == 0);
 }
 
 TEST(idempotent)
@@ -898,8 +953,9 @@ static int collect(void *arg, size_t start, size_t len)
 	return 0;
 }
 
-/* The AVX2 fingerprint scan and the portable one report the same matches,
- * at every alignment of a needle and at the end of the buffer. */
+/* The unrolled fingerprint scan (four probes a branch) and the one-probe
+ * loop report the same matches, at every alignment of a needle and at the
+ * end of the buffer. */
 TEST(fp_simd_matches_portable)
 {
 	static unsigned char buf[4096];
@@ -950,6 +1006,39 @@ static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, s
  * password" only where the validator says so too: every byte value at every
  * offset of the 32 it reads, as the end of a user part ("x://aaa" c
  * ":pw@host"), and it does say so for a URL without a user part. */
+/* scrub_detect_url_no_user is exactly its definition: the first of the 32
+ * bytes that v_url's user loop refuses (controls, space, DEL, >= 0x80,
+ * : / @ [ " ' < > ? #) exists and is not ':'.  Every byte value at every
+ * position, over random printable text and over a run of ':'. */
+static int url_no_user_ref(const unsigned char *p)
+{
+	for (size_t i = 0; i < 32; i++)
+		if (p[i] < 0x21 || p[i] >= 0x7f || strchr(":/@[\"'<>?#", p[i]))
+			return p[i] != ':';
+	return 0;
+}
+
+TEST(url_no_user_exact)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	unsigned char b[32];
+	size_t bad = 0;
+	if (!__builtin_cpu_supports("avx2"))
+		return;
+	for (int fill = 0; fill < 2; fill++)
+		for (unsigned c = 0; c < 256; c++)
+			for (size_t k = 0; k < 32; k++) {
+				for (size_t i = 0; i < 32; i++)
+					b[i] = fill ? (unsigned char)(i % 7 ? 'a' + i % 26 : ':') : (unsigned char)(0x21 + rnd() % 94);
+				b[k] = (unsigned char)c;
+				bad += !scrub_detect_url_no_user(b) != !url_no_user_ref(b);
+			}
+	if (bad)
+		fprintf(stderr, "# url_no_user differs from its definition %zu times\n", bad);
+	CHECK(bad == 0);
+#endif
+}
+
 TEST(url_prefilter_agrees_with_validator)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1084,6 +1173,8 @@ int main(void)
 	RUN(each_detector_across_window_boundary);
 	RUN(each_detector_in_colour);
 	RUN(each_detector_json_escaped);
+	RUN(json_escaped_after_decoys);
+	RUN(view_first_every_byte);
 	RUN(idempotent);
 	RUN(github_checksum_rejects_fixture);
 	RUN(benign_generated_corpus);
@@ -1096,6 +1187,7 @@ int main(void)
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
 	RUN(fp_simd_matches_portable);
+	RUN(url_no_user_exact);
 	RUN(url_prefilter_agrees_with_validator);
 	RUN(url_password_dense_and_sparse);
 	RUN(chunked_equals_whole);
