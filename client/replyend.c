@@ -8,14 +8,14 @@
 #include <strings.h>
 
 enum {
-	HEAD,       /* status line and headers, into `line` */
-	BODY,       /* `left` bytes of a Content-Length body */
+	HEAD,	    /* status line and headers, into `line` */
+	BODY,	    /* `left` bytes of a Content-Length body */
 	CHUNK_SIZE, /* a chunk's size line, into `line` */
 	CHUNK_DATA, /* `left` bytes of a chunk */
 	CHUNK_END,  /* the CRLF after a chunk's data */
 	TRAILER,    /* trailer lines until an empty one; `n` counts the line */
-	DONE,       /* complete: any more byte makes it UNFIT */
-	UNFIT,      /* not framed for sure: never reused */
+	DONE,	    /* complete: any more byte makes it UNFIT */
+	UNFIT,	    /* not framed for sure: never reused */
 };
 
 /* A header's value in the block [p, end), or NULL; names are
@@ -54,7 +54,7 @@ static int head_done(struct replyend *e)
 	if (e->n < 12 || strncmp(p, "HTTP/1.1 ", 9) != 0)
 		return UNFIT;
 	int status = atoi(p + 9);
-	size_t n;
+	size_t n = 0;
 	const char *v = header(p, end, "Connection", &n);
 	e->close = e->close || is(v, n, "close");
 	if (status >= 100 && status < 200) {

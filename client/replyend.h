@@ -21,10 +21,10 @@
 #define REPLYEND_HEAD_MAX 16384
 
 struct replyend {
-	int state;               /* enum in replyend.c; 0 is the start */
-	bool close;              /* "Connection: close" */
+	int state;		 /* enum in replyend.c; 0 is the start */
+	bool close;		 /* "Connection: close" */
 	unsigned long long left; /* of the body or the chunk */
-	size_t n;                /* bytes in `line` */
+	size_t n;		 /* bytes in `line` */
 	char line[REPLYEND_HEAD_MAX];
 };
 

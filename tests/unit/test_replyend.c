@@ -40,7 +40,8 @@ static bool all_splits(const char *s, bool want)
 
 TEST(content_length)
 {
-	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: application/json\r\n\r\nhello", true));
+	CHECK(all_splits(
+	    "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: application/json\r\n\r\nhello", true));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\ncontent-length:  0 \r\n\r\n", true));
 	/* Not yet complete, or more than the reply. */
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello", false));
@@ -49,12 +50,14 @@ TEST(content_length)
 
 TEST(chunked)
 {
-	const char *r = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-ndjson\r\n\r\n"
-	                "19\r\n{\"event\":\"stdout\",\"a\":1}\n\r\n3;ext=1\r\nabc\r\n0\r\nX-Trailer: y\r\n\r\n";
+	const char *r =
+	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-ndjson\r\n\r\n"
+	    "19\r\n{\"event\":\"stdout\",\"a\":1}\n\r\n3;ext=1\r\nabc\r\n0\r\nX-Trailer: y\r\n\r\n";
 	CHECK(all_splits(r, true));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", true));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", false));
-	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", false));
+	CHECK(
+	    all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", false));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false));
 }
 
@@ -63,8 +66,8 @@ TEST(never_reused)
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", false));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 2\r\n\r\nok", false));
 	CHECK(all_splits("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false));
-	CHECK(all_splits("HTTP/1.1 200 OK\r\n\r\nuntil the end", false));                 /* no length */
-	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok", false));    /* not a number */
+	CHECK(all_splits("HTTP/1.1 200 OK\r\n\r\nuntil the end", false));	     /* no length */
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\nok", false)); /* not a number */
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok", false));
 	CHECK(all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok", false));
 }
@@ -72,7 +75,8 @@ TEST(never_reused)
 TEST(no_body_and_interim)
 {
 	CHECK(all_splits("HTTP/1.1 204 No Content\r\n\r\n", true));
-	CHECK(all_splits("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true));
+	CHECK(
+	    all_splits("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true));
 	CHECK(all_splits("HTTP/1.1 204 No Content\r\n\r\nX", false));
 }
 
