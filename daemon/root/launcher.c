@@ -17,9 +17,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -52,22 +50,6 @@ struct state {
 	bool ctl_gone;   /* the front closed the control socket */
 	int exit_code;
 };
-
-/* Sandboxes built ahead wait at the lowest priority (launcher.h).  Setting
- * one back takes CAP_SYS_NICE, or a nice limit (RLIMIT_NICE, "20 - nice",
- * setrlimit(2)) that reaches our own niceness: the supervisor uses it after
- * it dropped to the run's uid, on the run's init and actor.  The limit is
- * set to exactly our niceness, so that no run, which inherits it, can ever
- * be more urgent than the daemon. */
-static bool can_set_back(int nice)
-{
-	struct rlimit rl = {.rlim_cur = (rlim_t)(20 - nice), .rlim_max = (rlim_t)(20 - nice)};
-	if (setrlimit(RLIMIT_NICE, &rl) == 0)
-		return true;
-	struct __user_cap_header_struct ch = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct cd[2] = {0};
-	return syscall(SYS_capget, &ch, cd) == 0 && (cd[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32) & 1);
-}
 
 /* Fork a supervisor that prepares a sandbox for (profile, workspace) and
  * then waits for one request; `ahead`: none waits yet, build it at the lowest priority (launcher.h).
@@ -286,14 +268,6 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		return 1;
 	st->l = l;
 	st->front = front_pid;
-	errno = 0;
-	l->nice = getpriority(PRIO_PROCESS, 0);
-	if (errno)
-		l->nice = 0;
-	l->ahead_low = can_set_back(l->nice);
-	if (!l->ahead_low && l->cfg->prewarm)
-		log_info("sandboxes built ahead keep the daemon's priority: setting them back needs CAP_SYS_NICE or "
-		         "a nice limit (LimitNICE=+%d in the unit)", l->nice);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);

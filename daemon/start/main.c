@@ -4,6 +4,7 @@
  * unprivileged front.
  */
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -313,6 +316,22 @@ static void drop_zero_pages(void)
 		fclose(f);
 }
 
+/* Sandboxes built ahead wait at the lowest priority (launcher.h).  Setting
+ * one back takes CAP_SYS_NICE, or a nice limit (RLIMIT_NICE, "20 - nice",
+ * setrlimit(2)) that reaches our own niceness: the supervisor uses it after
+ * it dropped to the run's uid, on the run's init and actor.  The limit is
+ * set to exactly our niceness, so that no run, which inherits it, can ever
+ * be more urgent than the daemon. */
+static bool can_set_back(int nice)
+{
+	struct rlimit rl = {.rlim_cur = (rlim_t)(20 - nice), .rlim_max = (rlim_t)(20 - nice)};
+	if (setrlimit(RLIMIT_NICE, &rl) == 0)
+		return true;
+	struct __user_cap_header_struct ch = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct cd[2] = {0};
+	return syscall(SYS_capget, &ch, cd) == 0 && (cd[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32) & 1);
+}
+
 /* sharnessd --filter: the filter lives in sharnessd-front (root's image maps
  * no Vectorscan), so run that, as whoever asked, with the same arguments. */
 static int filter_main(char **argv)
@@ -541,6 +560,13 @@ int main(int argc, char **argv)
 	if (!doctor_can_connect())
 		log_warn("CAP_SYS_PTRACE or CAP_SYS_CHROOT is missing: every connect and every write of a run (the "
 		         "proxy's too) will fail; start sharnessd with both (the unit of this release grants them)");
+	errno = 0;
+	l.nice = getpriority(PRIO_PROCESS, 0);
+	l.nice = errno ? 0 : l.nice;
+	l.ahead_low = can_set_back(l.nice);
+	if (!l.ahead_low && cfg.prewarm)
+		log_info("sandboxes built ahead keep the daemon's priority: setting them back needs CAP_SYS_NICE or "
+		         "a nice limit (LimitNICE=+%d in the unit)", l.nice);
 	notify_systemd("READY=1");
 	drop_zero_pages();
 	int code = launcher_serve(&l, ctl[0], front);
