@@ -257,7 +257,7 @@ static noreturn void teardown_exit(struct run *r)
  * removed and made again often gets its old inode number back (ext4 hands
  * freed ones out again), while the binds and Landlock's grants hold the
  * removed one (toolchains.sh once found its new build/ not executable).
- * So prepare() keeps each of them open (`held`), and view_changed() also
+ * So prepare() keeps each of them open (`hold`), and view_changed() also
  * asks whether the one held is still linked. */
 static void view_facts(struct run *r, char *out, size_t len, bool hold)
 {
