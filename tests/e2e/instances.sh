@@ -37,12 +37,12 @@ check "the first daemon still runs" kill -0 "$FIRST_PID"
 # A daemon of its own range and state_dir starts beside it; SIGKILLed and
 # started again, its recovery touches nothing of the first.
 second ".uid_range.first = $R2 | .state_dir = \"$T/state3\" | .audit_log = \"$T/audit3.log\"" "$T/third.log"
-for _ in $(seq 1 100); do grep -q 'listening on' "$T/third.log" && break; sleep 0.05; done
+for _ in $(seq 1 400); do grep -q 'listening on' "$T/third.log" && break; sleep 0.05; done
 check_match "a daemon of another range and state_dir starts beside it" "$(cat "$T/third.log")" 'listening on'
 kill -KILL "$SECOND_PID"; wait "$SECOND_PID" 2>/dev/null
 sleep 0.3
 second ".uid_range.first = $R2 | .state_dir = \"$T/state3\" | .audit_log = \"$T/audit3.log\"" "$T/third2.log"
-for _ in $(seq 1 100); do grep -q 'listening on' "$T/third2.log" && break; sleep 0.05; done
+for _ in $(seq 1 400); do grep -q 'listening on' "$T/third2.log" && break; sleep 0.05; done
 check_match "it starts again after a SIGKILL (its claims died with it)" "$(cat "$T/third2.log")" 'listening on'
 check "the first daemon's run survived the other's crash recovery" pgrep -f '^sleep 30$'
 kill -TERM "$SECOND_PID"; wait "$SECOND_PID" 2>/dev/null

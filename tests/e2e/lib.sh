@@ -72,7 +72,9 @@ e2e_start() {
 	e2e_config "${1:-}"
 	${E2E_WRAP:-} "$SHARNESSD" --config "$T/sharnessd.json" ${E2E_DAEMON_ARGS:-} >"$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	for _ in $(seq 1 100); do
+	# Up to 20 s: an ASan build on a loaded machine (a VM booting beside it)
+	# once took more than 5; a daemon that dies is noticed at once.
+	for _ in $(seq 1 400); do
 		grep -q 'listening on' "$T/daemon.log" 2>/dev/null && break
 		kill -0 "$DAEMON_PID" 2>/dev/null || break
 		sleep 0.05

@@ -92,7 +92,7 @@ for _ in $(seq 1 60); do [ "$(range_procs)" = 0 ] && break; sleep 0.05; done
 check_eq "after SIGKILL of the launcher: no waiting sandbox survives" "$(range_procs)" 0
 "$SHARNESSD" --config "$T/sharnessd.json" >"$T/daemon2.log" 2>&1 &
 DAEMON_PID=$!
-for _ in $(seq 1 100); do grep -q 'listening on' "$T/daemon2.log" && break; sleep 0.05; done
+for _ in $(seq 1 400); do grep -q 'listening on' "$T/daemon2.log" && break; sleep 0.05; done
 check_eq "after the restart: only the new waiting sandboxes" "$(settled)" "$((4 * N)) $((2 * N))"
 run_cmd 'echo after the crash'
 check_eq "after the restart: runs work" "$(jf .stdout)" "after the crash"
