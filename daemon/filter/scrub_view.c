@@ -133,16 +133,6 @@ __attribute__((target("avx2"))) static inline uint64_t mask64_avx2(const unsigne
 	return (uint32_t)_mm256_movemask_epi8(mx) | (uint64_t)(uint32_t)_mm256_movemask_epi8(my) << 32;
 }
 
-__attribute__((target("avx2"))) static size_t next_byte_avx2(const unsigned char *raw, size_t n, size_t p)
-{
-	for (; p + 64 <= n; p += 64) {
-		uint64_t m = mask64_avx2(raw, p);
-		if (m)
-			return p + (size_t)__builtin_ctzll(m);
-	}
-	return p;
-}
-
 static int is_trigger(const unsigned char *raw, size_t n, size_t p);
 
 /* next_trigger's loop over whole 64-byte blocks: each candidate of a block's
@@ -162,15 +152,10 @@ __attribute__((target("avx2"))) static size_t next_trigger_avx2(const unsigned c
 }
 #endif
 
+/* The next ESC, '\\' or '%' at or after p; n if none.  Only next_trigger
+ * calls it, and with AVX2 only past its whole 64-byte blocks. */
 static size_t next_byte(const unsigned char *raw, size_t n, size_t p)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (__builtin_cpu_supports("avx2")) {
-		p = next_byte_avx2(raw, n, p);
-		if (p + 64 <= n)
-			return p;
-	}
-#endif
 #if defined(__SSE2__)
 	{
 		const __m128i e = _mm_set1_epi8(0x1b), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8('%');
