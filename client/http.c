@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "relay.h"
+#include "replyend.h"
 #include "ticket.h"
 #include "tls.h"
 
@@ -72,25 +73,6 @@ static int link_read(struct link *l, char *buf, size_t n, int first, char *why, 
 	if (e == SSL_ERROR_SSL && first)
 		tls_reason(why, whylen);
 	return 0;
-}
-
-/* Header lookup in the raw header block (case-insensitive name). */
-static const char *header(const char *hdrs, const char *end, const char *name)
-{
-	size_t nl = strlen(name);
-	for (const char *l = hdrs; l < end;) {
-		const char *eol = memchr(l, '\n', (size_t)(end - l));
-		if (!eol)
-			eol = end;
-		if ((size_t)(eol - l) > nl && strncasecmp(l, name, nl) == 0 && l[nl] == ':') {
-			const char *v = l + nl + 1;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			return v;
-		}
-		l = eol + 1;
-	}
-	return NULL;
 }
 
 /* Decodes a chunked body in place.  Returns 1 complete, 0 need more, -1 bad. */
@@ -290,7 +272,7 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 				goto out;
 			}
 			const char *hend = raw.data + hlen;
-			const char *v = header(raw.data, hend, "Content-Length");
+			const char *v = replyend_header(raw.data, hend, "Content-Length", NULL);
 			if (v) {
 				char *endp;
 				clen = strtoll(v, &endp, 10);
@@ -299,12 +281,12 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 					goto out;
 				}
 			}
-			v = header(raw.data, hend, "Transfer-Encoding");
+			v = replyend_header(raw.data, hend, "Transfer-Encoding", NULL);
 			if (v && strncasecmp(v, "chunked", 7) == 0) {
 				chunked = 1;
 				clen = -1;
 			}
-			v = header(raw.data, hend, "Retry-After");
+			v = replyend_header(raw.data, hend, "Retry-After", NULL);
 			if (v)
 				r->retry_after = strtol(v, NULL, 10);
 		}

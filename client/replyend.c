@@ -18,9 +18,7 @@ enum {
 	UNFIT,	    /* not framed for sure: never reused */
 };
 
-/* A header's value in the block [p, end), or NULL; names are
- * case-insensitive (RFC 9110 §5.1). */
-static const char *header(const char *p, const char *end, const char *name, size_t *vlen)
+const char *replyend_header(const char *p, const char *end, const char *name, size_t *vlen)
 {
 	size_t nl = strlen(name);
 	for (const char *l = memchr(p, '\n', (size_t)(end - p)); l && l + 1 < end;
@@ -35,7 +33,8 @@ static const char *header(const char *p, const char *end, const char *name, size
 				return NULL;
 			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
 				ve--;
-			*vlen = (size_t)(ve - v);
+			if (vlen)
+				*vlen = (size_t)(ve - v);
 			return v;
 		}
 	}
@@ -55,7 +54,7 @@ static int head_done(struct replyend *e)
 		return UNFIT;
 	int status = atoi(p + 9);
 	size_t n = 0;
-	const char *v = header(p, end, "Connection", &n);
+	const char *v = replyend_header(p, end, "Connection", &n);
 	e->close = e->close || is(v, n, "close");
 	if (status >= 100 && status < 200) {
 		e->n = 0; /* an interim reply: the final one follows */
@@ -63,10 +62,10 @@ static int head_done(struct replyend *e)
 	}
 	if (status == 204 || status == 304)
 		return DONE;
-	v = header(p, end, "Transfer-Encoding", &n);
+	v = replyend_header(p, end, "Transfer-Encoding", &n);
 	if (v)
 		return is(v, n, "chunked") ? (e->n = 0, CHUNK_SIZE) : UNFIT;
-	v = header(p, end, "Content-Length", &n);
+	v = replyend_header(p, end, "Content-Length", &n);
 	if (!v || n == 0 || n > 18 || strspn(v, "0123456789") < n)
 		return UNFIT;
 	e->left = strtoull(v, NULL, 10);

@@ -28,6 +28,12 @@ struct replyend {
 	char line[REPLYEND_HEAD_MAX];
 };
 
+/* The value of header `name` in the block [p, end) (status line and
+ * headers, each line ending in '\n'), leading blanks skipped, or NULL;
+ * *vlen (may be NULL) gets its length without trailing blanks and CR.
+ * Names are case-insensitive (RFC 9110 §5.1).  Also http.c's. */
+const char *replyend_header(const char *p, const char *end, const char *name, size_t *vlen);
+
 /* Take the next `len` bytes of the stream. */
 void replyend_feed(struct replyend *e, const char *p, size_t len);
 
