@@ -21,12 +21,43 @@
 #include "scrub_detect.h"
 #include "scrub_fp.h"
 #include "scrub_rules.h"
+#include "scrub_tri.h"
 #include "scrub_vault.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether anchor a of rule goes to the three-byte finder (scrub_tri.h)
+ * when the CPU runs it: three case-sensitive bytes ("://" too, which then
+ * needs neither db_url nor scrub.c's own "://" pass). */
+static int tri_anchor(const struct scrub_rule *rule, size_t a)
+{
+	return !rule->caseless && strlen(rule->anchors[a]) == 3;
+}
+
+/* The three-byte finder, where this CPU runs it; r->tri stays NULL (and the
+ * anchors go to Vectorscan) otherwise.  Returns -1 only when out of memory. */
+static int build_tri(struct scrub_rules *r)
+{
+	struct scrub_tri_anchor *ta;
+	size_t n = 0;
+	if (!scrub_tri_usable())
+		return 0;
+	ta = calloc(r->nanchors + 1, sizeof *ta);
+	if (!ta)
+		return -1;
+	for (size_t i = 0, id = 0; i < scrub_detect_nrules; i++)
+		for (size_t a = 0; scrub_detect_rules[i].anchors[a]; a++, id++)
+			if (tri_anchor(&scrub_detect_rules[i], a)) {
+				memcpy(ta[n].b, scrub_detect_rules[i].anchors[a], 3);
+				ta[n++].id = (unsigned)id;
+			}
+	r->tri = n ? scrub_tri_new(ta, n) : NULL;
+	free(ta);
+	return n && !r->tri && errno == ENOMEM ? -1 : 0;
+}
 
 static int compile(struct scrub_rules *r, char *err, size_t errlen)
 {
@@ -50,6 +81,8 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 				r->url_id = (unsigned)id; /* goes last, into db_url only */
 				continue;
 			}
+			if (r->tri && tri_anchor(rule, a))
+				continue; /* scrub_tri.c finds it */
 			exprs[k] = rule->anchors[a];
 			lens[k] = strlen(rule->anchors[a]);
 			if (lens[k] > r->maxlit)
@@ -74,23 +107,26 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 		ids[k] = (unsigned)id++;
 		k++;
 	}
-	if (r->url_id != SCRUB_NO_ANCHOR) {
+	if (r->url_id != SCRUB_NO_ANCHOR && !r->tri) {
 		exprs[k] = SCRUB_URL_ANCHOR;
 		lens[k] = strlen(SCRUB_URL_ANCHOR);
 		flags[k] = 0;
 		ids[k] = r->url_id;
 	}
+	/* With the three-byte finder, "://" is its anchor and db serves all. */
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
-	        HS_SUCCESS ||
-	    hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
-	                         HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS) {
+		HS_SUCCESS ||
+	    (!r->tri &&
+	     hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
+				  HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS)) {
 		snprintf(err, errlen, "secret filter: cannot compile the rules: %s",
-		         cerr && cerr->message ? cerr->message : "unknown error");
+			 cerr && cerr->message ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
 		goto out;
 	}
 	/* One scratch fits both databases (hs_alloc_scratch grows it). */
-	if (hs_alloc_scratch(r->db, &r->scratch) != HS_SUCCESS || hs_alloc_scratch(r->db_url, &r->scratch) != HS_SUCCESS) {
+	if (hs_alloc_scratch(r->db, &r->scratch) != HS_SUCCESS ||
+	    (r->db_url && hs_alloc_scratch(r->db_url, &r->scratch) != HS_SUCCESS)) {
 		snprintf(err, errlen, "secret filter: cannot allocate scratch space");
 		goto out;
 	}
@@ -104,7 +140,7 @@ out:
 }
 
 struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_key_file, char *err,
-                                    size_t errlen)
+				    size_t errlen)
 {
 	struct scrub_sources src;
 	if (scrub_sources_open(&src, secrets_file, tls_key_file, err, errlen) < 0)
@@ -151,6 +187,10 @@ struct scrub_rules *scrub_rules_from(const struct scrub_sources *src, char *err,
 		if (len < SCRUB_FP_MIN_LEN)
 			r->short_len[k++] = (unsigned)len;
 	}
+	if (build_tri(r) < 0) {
+		snprintf(err, errlen, "secret filter: out of memory");
+		goto err_free;
+	}
 	if (compile(r, err, errlen) < 0)
 		goto err_free;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -168,10 +208,12 @@ void scrub_rules_free(struct scrub_rules *r)
 		return;
 	hs_free_scratch(r->scratch);
 	hs_free_database(r->db);
-	hs_free_database(r->db_url);
+	if (r->db_url)
+		hs_free_database(r->db_url);
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);
+	scrub_tri_free(r->tri);
 	scrub_vault_free(r->vault);
 	free(r);
 }
