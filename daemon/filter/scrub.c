@@ -6,7 +6,9 @@
  *   - Input collects in a fixed window of WINDOW bytes (copied in by
  *     scrub_stream_feed, or read(2) straight into it).  When it is full (or
  *     at finish) the window is scanned: Vectorscan finds every anchor and
- *     short vault needle ("://" too, unless URLs are dense: URL_DENSE), the
+ *     short vault needle ("://" too, unless URLs are dense: URL_DENSE), or,
+ *     where the CPU runs scrub_tri.c, every anchor of four bytes or more
+ *     while scrub_tri.c finds the three-byte ones and "://"; the
  *     fingerprint index (scrub_fp.c) every long vault
  *     needle, each anchor's validator decides on a span, and spans are sorted
  *     and merged (overlaps become one marker, named by priority: vault >

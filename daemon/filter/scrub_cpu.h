@@ -4,8 +4,9 @@
  *
  * SHARNESS_FILTER_AVX512=off in the environment keeps both on their older
  * paths (Vectorscan and the scalar probes): the output is the same byte for
- * byte, only the speed differs, so a benchmark can compare the two on one
- * CPU, and an operator can rule them out.
+ * byte, only the speed differs, so a benchmark of `sharnessd --filter` can
+ * compare the two on one CPU.  (The front is exec'd with a clean
+ * environment: a daemon always uses what its CPU has.)
  */
 #ifndef SHARNESS_SCRUB_CPU_H
 #define SHARNESS_SCRUB_CPU_H

@@ -2,7 +2,9 @@
  * scrub_rules.c - build the secret filter's rules once at start: load the
  * vault, index its long needles by fingerprint (scrub_fp.c), and compile the
  * detector anchors and the few short needles into Vectorscan literal
- * databases (block mode): one without "://" and one with it (url_id).
+ * databases (block mode): one without "://" and one with it (url_id); or,
+ * where the CPU runs the three-byte finder (scrub_tri.h), that finder for
+ * the three-byte anchors and "://" and one database for the rest.
  *
  * Why split the vault: each key becomes up to 9 needles (raw, hex in two
  * cases, base64 and base64url at three alignments), so 1,000 keys put ~9,000

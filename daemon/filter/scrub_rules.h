@@ -1,6 +1,7 @@
 /*
  * scrub_rules.h - the compiled secret-filter rules shared by every stream:
- * one Vectorscan literal database holding every detector anchor and the
+ * a Vectorscan literal database holding the detector anchors (all, or
+ * those of four bytes and more where scrub_tri.h finds the rest) and the
  * vault needles too short for the fingerprint index, the fingerprint index
  * (scrub_fp.h) holding all longer ones, plus what a match id means.
  * Internal to the scrub module (scrub.h is the public contract).
@@ -35,7 +36,7 @@ struct scrub_anchor {
 
 struct scrub_rules {
 	hs_database_t *db;     /* every anchor but "://" (url_id), and the short needles */
-	hs_database_t *db_url; /* the same with "://" */
+	hs_database_t *db_url; /* the same with "://"; NULL with tri */
 	hs_scratch_t *scratch; /* prototype for hs_clone_scratch; fits both */
 	struct scrub_anchor *anchors;
 	size_t nanchors;

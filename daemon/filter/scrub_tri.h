@@ -4,14 +4,18 @@
  * CPUs with AVX-512 VBMI.  Internal to the scrub module.
  *
  * Why: Vectorscan's literal matcher (FDR) is fastest when its shortest
- * literal has four bytes or more; the 30 three-byte anchors cost it
- * 0.05-0.06 ns per byte (10% of the whole filter on base64, 7% on JSON;
- * measured on a Zen 5 EPYC, session 9).  VBMI's two-table byte permute looks
- * up a 128-entry table for 64 bytes in one instruction, so three lookups
- * (one per anchor position) and an AND find every anchor's start in 64
- * bytes.  Without VBMI the same finder costs more than it saves (session 8,
- * on a Zen 1 EPYC with AVX2 nibble shuffles: 2-21% slower), so the anchors
- * then stay in Vectorscan (scrub_tri_new returns NULL).
+ * literal has four bytes or more.  Measured on a Zen 5 EPYC (session 9,
+ * bench-filter-classes, ns per byte of the whole filter): dropping the 30
+ * three-byte anchors saved 0.063 on base64, 0.042 on JSON, 0.013-0.024 on
+ * source, minified JS and prose, nothing on build logs; this finder costs
+ * 0.031-0.035 on a hot window, and it also finds "://", which saves
+ * scrub.c's own "://" pass (build logs, JSON) or Vectorscan's reports of it.
+ * VBMI's two-table byte permute looks up a 128-entry table for 64 bytes in
+ * one instruction, so three lookups (one per anchor position) and an AND
+ * find every anchor's start in 64 bytes.  Without VBMI the same finder
+ * costs more than it saves (session 8, on a Zen 1 EPYC with AVX2 nibble
+ * shuffles: 2-21% slower), so the anchors then stay in Vectorscan
+ * (scrub_tri_usable says no).
  *
  * Each anchor is put in one of 8 buckets (a bit of the tables); a bucket's
  * anchors differ in at most one position, so its table entries are almost
