@@ -239,12 +239,6 @@ static int on_fp(void *arg, size_t start, size_t len)
  * per 32 bytes find ":/" (rare outside URLs) and the third byte is checked
  * per candidate: a full three-byte compare cost 5-8% of the filter on text
  * without URLs.  memchr for ':' otherwise. */
-static void url_match(struct scrub_stream *s, size_t end)
-{
-	s->nurl += !s->raw;
-	if (!s->oom && s->off + end > s->skip_to && !url_no_user(s, s->off + end))
-		handle(s, s->r->url_id, s->off + end);
-}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -264,10 +258,10 @@ __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream 
 		m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
 			 _mm256_and_si256(_mm256_cmpeq_epi8(a1, colon), _mm256_cmpeq_epi8(b1, slash)))
 		     << 32;
-		for (; m; m &= m - 1) {
+		for (; m && !s->oom; m &= m - 1) {
 			size_t at = p + (size_t)__builtin_ctzll(m);
 			if (d[at + 2] == '/') /* at + 2 < p + 66 <= len */
-				url_match(s, at + 3);
+				report(s, s->r->url_id, at + 3);
 		}
 	}
 	return p;
@@ -287,7 +281,7 @@ static void scan_url(struct scrub_stream *s, const unsigned char *d, size_t len)
 	while (p + 3 <= len && !s->oom && (q = memchr(d + p, ':', len - 2 - p)) != NULL) {
 		p = (size_t)(q - d);
 		if (d[p + 1] == '/' && d[p + 2] == '/')
-			url_match(s, p + 3);
+			report(s, s->r->url_id, p + 3);
 		p++;
 	}
 }
