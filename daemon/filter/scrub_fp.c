@@ -59,7 +59,7 @@ struct scrub_fp {
 	struct entry *ent;
 	size_t nent, cap, nneedles;
 	int bmi2;   /* the CPU has BMI2: scan with scan_bmi2 */
-	int avx512; /* the CPU has AVX-512 F and DQ: scan with scan_avx512 */
+	int avx512; /* scrub_avx512_usable(): scan with scan_avx512 */
 };
 
 static inline uint64_t load64(const unsigned char *p)
@@ -226,8 +226,7 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 	}
 #if defined(__x86_64__) && defined(__GNUC__)
 	fp->bmi2 = __builtin_cpu_supports("bmi2");
-	fp->avx512 =
-	    scrub_avx512_allowed() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+	fp->avx512 = scrub_avx512_usable();
 #endif
 	return fp;
 err_free:

@@ -26,14 +26,7 @@ struct scrub_tri {
 
 int scrub_tri_usable(void)
 {
-	if (!scrub_avx512_allowed())
-		return 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-	/* libgcc's check includes the OS's XCR0 bits for the AVX-512 state. */
-	return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-#else
-	return 0;
-#endif
+	return scrub_avx512_usable();
 }
 
 /* Whether x and y agree everywhere but (at most) position `vary`. */

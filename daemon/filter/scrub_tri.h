@@ -38,8 +38,7 @@ struct scrub_tri_anchor {
 	unsigned id;
 };
 
-/* Whether this CPU runs the finder (AVX-512 BW and VBMI, with the OS saving
- * their registers) and SHARNESS_FILTER_AVX512 is not "off" (scrub_cpu.h). */
+/* Whether this CPU runs the finder: scrub_cpu.h's scrub_avx512_usable(). */
 int scrub_tri_usable(void);
 
 /* A finder for the n anchors, or NULL when they do not fit 8 buckets or on
