@@ -55,12 +55,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WINDOW	SCRUB_WINDOW
-#define HOLD	SCRUB_HOLD
+#define WINDOW SCRUB_WINDOW
+#define HOLD SCRUB_HOLD
 #define CONTEXT SCRUB_DETECT_MAX_LOOKBACK
 
 _Static_assert(HOLD >= SCRUB_DETECT_MAX_TOKEN + SCRUB_DETECT_MAX_LOOKBACK + 3 * 1024,
-	       "the hold-back must cover the longest token and vault needle");
+               "the hold-back must cover the longest token and vault needle");
 
 static const char vault_name[] = "vault key";
 
@@ -115,22 +115,22 @@ struct scrub_stream {
 	size_t npm[2];
 	int cur, rescan;
 	size_t done;
-	size_t clean;  /* buf[0, clean) holds no escape the view would decode */
-	size_t nurl;   /* "://" found in this window's raw scan */
+	size_t clean; /* buf[0, clean) holds no escape the view would decode */
+	size_t nurl;  /* "://" found in this window's raw scan */
 	int url_dense; /* the last window held many: find "://" without Vectorscan */
 	/* during one scan */
 	struct scrub_window win;
 	const unsigned char *raw; /* set while scanning the view */
 	size_t rawlen;
-	size_t off;	 /* where the buffer given to the prefilter starts */
-	size_t skip_to;	 /* raw matches ending here or before were replayed */
+	size_t off;      /* where the buffer given to the prefilter starts */
+	size_t skip_to;  /* raw matches ending here or before were replayed */
 	size_t rec_from; /* raw matches starting here or later are kept */
 	int overflow;
 	int oom;
 };
 
 static void add_span(struct scrub_stream *s, size_t st, size_t e, const char *name, int prio, int silent,
-		     int open)
+                     int open)
 {
 	if (e <= st)
 		return;
@@ -214,7 +214,7 @@ static int report(struct scrub_stream *s, unsigned id, size_t to)
 }
 
 static int on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
-		    void *arg)
+                    void *arg)
 {
 	(void)from;
 	(void)flags;
@@ -244,7 +244,7 @@ static int on_fp(void *arg, size_t start, size_t len)
 #include <immintrin.h>
 
 __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream *s, const unsigned char *d,
-							    size_t len)
+                                                            size_t len)
 {
 	const __m256i colon = _mm256_set1_epi8(':'), slash = _mm256_set1_epi8('/');
 	size_t p = 0;
@@ -254,9 +254,9 @@ __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream 
 		__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p + 32));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(d + p + 33));
 		uint64_t m = (uint32_t)_mm256_movemask_epi8(
-		    _mm256_and_si256(_mm256_cmpeq_epi8(a0, colon), _mm256_cmpeq_epi8(b0, slash)));
+			_mm256_and_si256(_mm256_cmpeq_epi8(a0, colon), _mm256_cmpeq_epi8(b0, slash)));
 		m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
-			 _mm256_and_si256(_mm256_cmpeq_epi8(a1, colon), _mm256_cmpeq_epi8(b1, slash)))
+			     _mm256_and_si256(_mm256_cmpeq_epi8(a1, colon), _mm256_cmpeq_epi8(b1, slash)))
 		     << 32;
 		for (; m && !s->oom; m &= m - 1) {
 			size_t at = p + (size_t)__builtin_ctzll(m);
@@ -323,7 +323,7 @@ static size_t merge(struct span *sp, size_t n)
  * by the previous window: their matches are replayed, and the prefilters
  * start just early enough to see every match that ends after `done`. */
 static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, size_t ctx, size_t commit,
-		int eof, size_t done)
+                int eof, size_t done)
 {
 	const struct scrub_rules *r = s->r;
 	size_t from;
@@ -341,7 +341,7 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
 	from = done > r->maxlit ? done - r->maxlit : 0;
 	s->off = from;
 	if (hs_scan(r->tri || s->url_dense ? r->db : r->db_url, (const char *)data + from,
-		    (unsigned)(len - from), 0, s->scratch, on_match, s) != HS_SUCCESS &&
+	            (unsigned)(len - from), 0, s->scratch, on_match, s) != HS_SUCCESS &&
 	    !s->oom)
 		return -1;
 	if (r->tri) { /* the three-byte anchors, "://" among them */
@@ -428,8 +428,8 @@ static int process(struct scrub_stream *s, int mode)
 		vlen = scrub_view_build(s->buf, len, first, s->view, s->map);
 		s->raw = s->buf;
 		s->rawlen = len;
-		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit),
-			 eof, 0) < 0)
+		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit), eof, 0) <
+		    0)
 			return -1;
 		s->raw = NULL;
 	}
@@ -619,7 +619,7 @@ static void grow_emit(void *arg, const char *buf, size_t len)
 }
 
 char *scrub_buffer(const struct scrub_rules *r, const char *buf, size_t len, size_t *out_len,
-		   unsigned long *count)
+                   unsigned long *count)
 {
 	struct growbuf g = {0};
 	struct scrub_stream *s = scrub_stream_new(r, grow_emit, &g);

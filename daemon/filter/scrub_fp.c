@@ -58,7 +58,7 @@ struct scrub_fp {
 	size_t smask;
 	struct entry *ent;
 	size_t nent, cap, nneedles;
-	int bmi2;   /* the CPU has BMI2: scan with scan_bmi2 */
+	int bmi2; /* the CPU has BMI2: scan with scan_bmi2 */
 	int avx512; /* scrub_avx512_usable(): scan with scan_avx512 */
 };
 
@@ -237,7 +237,7 @@ err_free:
 
 /* A probe at `pos` passed the filter: confirm every needle holding its gram. */
 static int verify(const struct scrub_fp *fp, const unsigned char *buf, size_t len, size_t pos, uint64_t g,
-		  scrub_fp_hit_fn hit, void *arg)
+                  scrub_fp_hit_fn hit, void *arg)
 {
 	size_t s = slot_of(g, fp->smask);
 	while (fp->slots[s].first != NONE && fp->slots[s].gram != g)
@@ -260,7 +260,7 @@ static int verify(const struct scrub_fp *fp, const unsigned char *buf, size_t le
 /* Probes from p on, one per stride, before `stop`; returns 0 or the
  * callback's value. */
 static int scan_simple(const struct scrub_fp *fp, const unsigned char *buf, size_t len, size_t p, size_t stop,
-		       scrub_fp_hit_fn hit, void *arg)
+                       scrub_fp_hit_fn hit, void *arg)
 {
 	int rc;
 	for (; p < stop && p + SCRUB_FP_GRAM <= len; p += SCRUB_FP_STRIDE) {
@@ -281,8 +281,8 @@ static int scan_simple(const struct scrub_fp *fp, const unsigned char *buf, size
  * samples sat on the gather) or the scalar two-multiply hash one probe a
  * branch; 0.17-0.22 with this, and 0.13-0.16 with one test for the four
  * results instead of a bit mask of them. */
-static inline __attribute__((always_inline)) int
-scan_fast(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit, void *arg)
+static inline __attribute__((always_inline)) int scan_fast(const struct scrub_fp *fp, const unsigned char *buf,
+                                                           size_t len, scrub_fp_hit_fn hit, void *arg)
 {
 	const uint64_t *bloom = fp->bloom;
 	const unsigned ws = fp->wshift;
@@ -294,11 +294,11 @@ scan_fast(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub
 		uint64_t h2 = hash(load64(buf + p + 32)), h3 = hash(load64(buf + p + 48));
 		/* bit 0 of each term: that probe passed; one test for all four */
 		if (__builtin_expect((bloom_pair(bloom[bloom_word(h0, ws)], h0, ws) |
-				      bloom_pair(bloom[bloom_word(h1, ws)], h1, ws) |
-				      bloom_pair(bloom[bloom_word(h2, ws)], h2, ws) |
-				      bloom_pair(bloom[bloom_word(h3, ws)], h3, ws)) &
-					 1,
-				     0) &&
+		                      bloom_pair(bloom[bloom_word(h1, ws)], h1, ws) |
+		                      bloom_pair(bloom[bloom_word(h2, ws)], h2, ws) |
+		                      bloom_pair(bloom[bloom_word(h3, ws)], h3, ws)) &
+		                         1,
+		                     0) &&
 		    (rc = scan_simple(fp, buf, len, p, p + 4 * SCRUB_FP_STRIDE, hit, arg)) != 0)
 			return rc;
 	}
@@ -306,7 +306,7 @@ scan_fast(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub
 }
 
 static int scan_base(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
-		     void *arg)
+                     void *arg)
 {
 	return scan_fast(fp, buf, len, hit, arg);
 }
@@ -317,7 +317,7 @@ static int scan_base(const struct scrub_fp *fp, const unsigned char *buf, size_t
  * one register.  Measured on the build machine: the fingerprint pass 8-10%
  * faster (0.17 -> 0.15 ns per byte on source code). */
 __attribute__((target("bmi2"))) static int scan_bmi2(const struct scrub_fp *fp, const unsigned char *buf,
-						     size_t len, scrub_fp_hit_fn hit, void *arg)
+                                                     size_t len, scrub_fp_hit_fn hit, void *arg)
 {
 	return scan_fast(fp, buf, len, hit, arg);
 }
@@ -383,7 +383,7 @@ static int scan_avx512(const struct scrub_fp *fp, const unsigned char *buf, size
 #endif
 
 int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
-		  void *arg)
+                  void *arg)
 {
 	if (!fp->nent || len < SCRUB_FP_GRAM)
 		return 0;
@@ -397,7 +397,7 @@ int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t le
 }
 
 int scrub_fp_scan_portable(const struct scrub_fp *fp, const unsigned char *buf, size_t len,
-			   scrub_fp_hit_fn hit, void *arg)
+                           scrub_fp_hit_fn hit, void *arg)
 {
 	if (!fp->nent || len < SCRUB_FP_GRAM)
 		return 0;

@@ -117,12 +117,12 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 	}
 	/* With the three-byte finder, "://" is its anchor and db serves all. */
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
-		HS_SUCCESS ||
+	        HS_SUCCESS ||
 	    (!r->tri &&
-	     hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
+	    hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
 				  HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS)) {
 		snprintf(err, errlen, "secret filter: cannot compile the rules: %s",
-			 cerr && cerr->message ? cerr->message : "unknown error");
+		         cerr && cerr->message ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
 		goto out;
 	}
@@ -142,7 +142,7 @@ out:
 }
 
 struct scrub_rules *scrub_rules_new(const char *secrets_file, const char *tls_key_file, char *err,
-				    size_t errlen)
+                                    size_t errlen)
 {
 	struct scrub_sources src;
 	if (scrub_sources_open(&src, secrets_file, tls_key_file, err, errlen) < 0)
@@ -211,7 +211,7 @@ void scrub_rules_free(struct scrub_rules *r)
 	hs_free_scratch(r->scratch);
 	hs_free_database(r->db);
 	if (r->db_url)
-		hs_free_database(r->db_url);
+	hs_free_database(r->db_url);
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);

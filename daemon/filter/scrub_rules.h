@@ -22,7 +22,7 @@ struct scrub_vault;
 /* A stream scans windows of SCRUB_WINDOW bytes and holds back the last
  * SCRUB_HOLD of each (> the longest token and vault needle) for the next. */
 #define SCRUB_WINDOW (128u * 1024u)
-#define SCRUB_HOLD   (16u * 1024u)
+#define SCRUB_HOLD (16u * 1024u)
 
 /* What a prefilter id stands for: ids below nanchors are detector anchors,
  * the rest are short vault needles (short_len[id - nanchors] long). */
@@ -32,7 +32,7 @@ struct scrub_anchor {
 };
 
 #define SCRUB_URL_ANCHOR "://"
-#define SCRUB_NO_ANCHOR	 UINT32_MAX
+#define SCRUB_NO_ANCHOR UINT32_MAX
 
 struct scrub_rules {
 	hs_database_t *db;     /* every anchor but "://" (url_id), and the short needles */
@@ -43,7 +43,7 @@ struct scrub_rules {
 	unsigned *short_len;
 	size_t nshort;
 	struct scrub_fp *fp; /* vault needles of SCRUB_FP_MIN_LEN bytes and more */
-	size_t maxlit;	     /* longest literal in db */
+	size_t maxlit;       /* longest literal in db */
 	/* The anchor id of "://" (url-password).  Where it is rare a
 	 * stream scans with db_url and Vectorscan reports it for free; where
 	 * it is dense (JSON records: one every ~200 bytes) reporting it from
@@ -53,11 +53,11 @@ struct scrub_rules {
 	 * one a window uses is decided by the "://" count of the window
 	 * before (scrub.c: URL_DENSE).  SCRUB_NO_ANCHOR when no rule has it. */
 	unsigned url_id;
-	size_t fp_maxlen; /* longest needle in fp */
+	size_t fp_maxlen;    /* longest needle in fp */
 	/* The three-byte anchors' finder (scrub_tri.h) where the CPU runs it;
 	 * those anchors are then in neither database.  NULL: they are in both. */
 	struct scrub_tri *tri;
-	int avx2; /* the CPU has AVX2 (scrub_detect_url_no_user) */
+	int avx2;            /* the CPU has AVX2 (scrub_detect_url_no_user) */
 	struct scrub_vault *vault;
 };
 

@@ -23,15 +23,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define B62    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-#define B64U   B62 "_-"
-#define B64    B62 "+/"
-#define HEXL   "0123456789abcdef"
-#define HEXU   "0123456789ABCDEF"
-#define B32    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+#define B62 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#define B64U B62 "_-"
+#define B64 B62 "+/"
+#define HEXL "0123456789abcdef"
+#define HEXU "0123456789ABCDEF"
+#define B32 "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 #define LOWNUM "abcdefghijklmnopqrstuvwxyz0123456789"
-#define UPNUM  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-#define BECH   "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+#define UPNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define BECH "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned rnd(void)
@@ -51,10 +51,7 @@ static char *ap(char *s, const char *a, int n)
 	s[l + (size_t)n] = 0;
 	return s;
 }
-static char *cat(char *s, const char *t)
-{
-	return strcat(s, t);
-}
+static char *cat(char *s, const char *t) { return strcat(s, t); }
 
 struct sample {
 	char pre[160], sec[4096], post[64];
@@ -116,10 +113,8 @@ static void make_samples(void)
 	tok("google-oauth-token", "ya29.", B64U, 120);
 	s = ap(ap(add("azure-ad-client-secret", "secret ", "\n")->sec, B62, 3), "0123456789", 1);
 	ap(cat(s, "Q~"), B64U, 34);
-	s = cat(add("azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=x;",
-		    ";EndpointSuffix=core\n")
-		    ->sec,
-		"AccountKey=");
+	s = cat(add("azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=x;", ";EndpointSuffix=core\n")->sec,
+	        "AccountKey=");
 	cat(ap(s, B64, 86), "==");
 	tok("digitalocean-pat", "dop_v1_", HEXL, 64);
 	tok("digitalocean-oauth-token", "doo_v1_", HEXL, 64);
@@ -154,8 +149,7 @@ static void make_samples(void)
 	s = cat(add("slack-bot-token", "SLACK ", "\n")->sec, "xoxb-");
 	ap(cat(ap(cat(ap(s, "0123456789", 12), "-"), "0123456789", 13), "-"), B62, 24);
 	s = cat(add("slack-user-token", "SLACK ", "\n")->sec, "xoxp-");
-	ap(cat(ap(cat(ap(cat(ap(s, "0123456789", 12), "-"), "0123456789", 12), "-"), "0123456789", 12), "-"),
-	   HEXL, 32);
+	ap(cat(ap(cat(ap(cat(ap(s, "0123456789", 12), "-"), "0123456789", 12), "-"), "0123456789", 12), "-"), HEXL, 32);
 	s = cat(add("slack-app-token", "SLACK ", "\n")->sec, "xapp-1-");
 	ap(cat(ap(cat(ap(s, UPNUM, 11), "-"), "0123456789", 13), "-"), HEXL, 64);
 	tok("slack-config-token", "xoxe.xoxp-1-", B62, 150);
@@ -214,8 +208,7 @@ static void make_samples(void)
 	ap(cat(add("npmrc-auth-token", "//registry.example.org/:_authToken=", "\n")->sec, "5"), HEXL, 30);
 	ap(cat(add("authorization-header", "> Authorization: Bearer ", "\n")->sec, "a1"), B64U, 30);
 	ap(cat(add("authorization-header", "curl -H 'authorization: Basic ", "' x\n")->sec, ""), B64, 28);
-	ap(cat(add("database-url-password", "DATABASE_URL=postgres://app:", "@db:5432/app\n")->sec, "p"), B62,
-	   15);
+	ap(cat(add("database-url-password", "DATABASE_URL=postgres://app:", "@db:5432/app\n")->sec, "p"), B62, 15);
 	ap(cat(add("url-password", "git clone https://bot:", "@git.example.org/x.git\n")->sec, "t"), B62, 20);
 	/* private keys */
 	s = add("private-key", "key:\n", "\nafter\n")->sec;
@@ -233,9 +226,7 @@ static void make_samples(void)
 	for (int l = 0; l < 6; l++)
 		ap(cat(s, "\n"), B64, 64);
 	cat(s, "\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----");
-	s = add("putty-private-key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 3\n",
-		"\nPrivate-MAC: 00\n")
-		->sec;
+	s = add("putty-private-key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 3\n", "\nPrivate-MAC: 00\n")->sec;
 	ap(cat(ap(cat(ap(s, B64, 64), "\n"), B64, 64), "\n"), B64, 20);
 }
 
@@ -273,8 +264,8 @@ static int run3(const char *in, size_t n, size_t a, size_t b, struct out *o, uns
 	int rc;
 	o->len = 0;
 	o->buf[0] = 0;
-	rc = scrub_stream_feed(s, in, a) | scrub_stream_feed(s, in + a, b - a) |
-	     scrub_stream_feed(s, in + b, n - b) | scrub_stream_finish(s);
+	rc = scrub_stream_feed(s, in, a) | scrub_stream_feed(s, in + a, b - a) | scrub_stream_feed(s, in + b, n - b) |
+	     scrub_stream_finish(s);
 	if (count)
 		*count = scrub_stream_count(s);
 	scrub_stream_free(s);
@@ -388,7 +379,7 @@ TEST(each_detector_in_colour)
 		size_t sl = strlen(x->sec), a = sl / 3, b = 2 * sl / 3;
 		char *out;
 		snprintf(IN, sizeof IN, "%s%.*s\033[01;31m\033[K%.*s\033[m\033[K%s%s", x->pre, (int)a, x->sec,
-			 (int)(b - a), x->sec + a, x->sec + b, x->post);
+		         (int)(b - a), x->sec + a, x->sec + b, x->post);
 		out = scrub_buffer(R, IN, strlen(IN), NULL, NULL);
 		expect_of(x, EXP);
 		if (strcmp(out, EXP) != 0)
@@ -407,28 +398,12 @@ static void json_escape(const char *in, char *out, int unicode_at)
 			continue;
 		}
 		switch (*in) {
-		case '\n':
-			*out++ = '\\';
-			*out++ = 'n';
-			break;
-		case '\r':
-			*out++ = '\\';
-			*out++ = 'r';
-			break;
-		case '"':
-			*out++ = '\\';
-			*out++ = '"';
-			break;
-		case '\\':
-			*out++ = '\\';
-			*out++ = '\\';
-			break;
-		case '/':
-			*out++ = '\\';
-			*out++ = '/';
-			break;
-		default:
-			*out++ = *in;
+		case '\n': *out++ = '\\'; *out++ = 'n'; break;
+		case '\r': *out++ = '\\'; *out++ = 'r'; break;
+		case '"': *out++ = '\\'; *out++ = '"'; break;
+		case '\\': *out++ = '\\'; *out++ = '\\'; break;
+		case '/': *out++ = '\\'; *out++ = '/'; break;
+		default: *out++ = *in;
 		}
 	}
 	*out = 0;
@@ -500,13 +475,7 @@ TEST(view_first_every_byte)
 			int trig = c == 0x1b || c == '\\' || c == '%';
 			memset(b, 'a', sizeof b);
 			b[k] = (unsigned char)c;
-			memcpy(b + k + 1,
-			       c == 0x1b  ? "[1m"
-			       : c == '%' ? "41"
-					  : "n",
-			       c == 0x1b  ? 3
-			       : c == '%' ? 2
-					  : 1);
+			memcpy(b + k + 1, c == 0x1b ? "[1m" : c == '%' ? "41" : "n", c == 0x1b ? 3 : c == '%' ? 2 : 1);
 			bad += scrub_view_first(b, sizeof b, 0) != (trig ? k : sizeof b);
 		}
 	if (bad)
@@ -554,7 +523,7 @@ static void check_unchanged(const char *what, const char *buf, size_t n)
 		while (out && i < n && i < on && out[i] == buf[i])
 			i++;
 		fprintf(stderr, "# %s changed (%lu replacements) near: %.120s\n", what, c,
-			buf + (i > 60 ? i - 60 : 0));
+		        buf + (i > 60 ? i - 60 : 0));
 		CHECK(0);
 	}
 	free(out);
@@ -597,25 +566,21 @@ TEST(benign_generated_corpus)
 		LINE("checksum = \"%s\"\n", ap(t, HEXL, 64));
 	}
 	LINE("NPM_TOKEN=${NPM_TOKEN}\nAPI_TOKEN=$API_TOKEN\npassword: \"\"\nGITHUB_TOKEN=\n");
-	LINE("MONGO_INITDB_ROOT_PASSWORD_FILE=/run/secrets/db_password\n//registry.npmjs.org/"
-	     ":_authToken=${NPM_TOKEN}\n");
+	LINE("MONGO_INITDB_ROOT_PASSWORD_FILE=/run/secrets/db_password\n//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n");
 	LINE("self.password = password\ntoken = yylex();\nconst char *secret_name = \"my_service\";\n");
 	LINE("    password = getpass.getpass(prompt)\nif (token == NULL) return -1;\n");
 	LINE("aws_access_key_id = AKIAIOSFODNN7EXAMPLE\nAuthorization: Bearer ${TOKEN}\n");
 	LINE("Authorization: Bearer <your-token>\npostgres://user:${DB_PASSWORD}@localhost/db\n");
-	LINE("#define PEM_STRING_RSA \"RSA PRIVATE KEY\"\nif (!strcmp(l, \"-----BEGIN RSA PRIVATE "
-	     "KEY-----\")) {\n");
+	LINE("#define PEM_STRING_RSA \"RSA PRIVATE KEY\"\nif (!strcmp(l, \"-----BEGIN RSA PRIVATE KEY-----\")) {\n");
 	LINE("-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n");
 	LINE("http://[::1]:8080/path git@github.com:org/repo.git https://example.org:443/a@b\n");
-	LINE(
-	    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...\nsk-SK locale, task-1234, {{ secrets.GITHUB_TOKEN }}\n");
+	LINE("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...\nsk-SK locale, task-1234, {{ secrets.GITHUB_TOKEN }}\n");
 	LINE("-----BEGIN CERTIFICATE-----\n");
 	for (int i = 0; i < 20; i++) {
 		t[0] = 0;
 		LINE("%s\n", ap(t, B64, 64));
 	}
-	LINE("-----END CERTIFICATE-----\n-----BEGIN PUBLIC "
-	     "KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
+	LINE("-----END CERTIFICATE-----\n-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
 	check_unchanged("generated corpus", b, n);
 	/* base64 and hex dumps */
 	n = 0;
@@ -675,14 +640,12 @@ static char *tmpfile_with(const char *content)
 TEST(vault_file_parsing)
 {
 	char err[256] = "";
-	struct scrub_rules *r = scrub_rules_new(
-	    tmpfile_with("# comment\n\nDB_PASS=abcdefgh1\n  plainvalue99  \nc2VjcmV0c2VjcmV0==\r\n"), NULL,
-	    err, sizeof err);
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("# comment\n\nDB_PASS=abcdefgh1\n  plainvalue99  \nc2VjcmV0c2VjcmV0==\r\n"),
+	                                        NULL, err, sizeof err);
 	CHECK(r != NULL);
 	CHECK_EQ_INT(scrub_vault_count(r), 3);
 	if (r) {
-		char *o =
-		    scrub_buffer(r, "x abcdefgh1 DB_PASS y plainvalue99 c2VjcmV0c2VjcmV0==", 53, NULL, NULL);
+		char *o = scrub_buffer(r, "x abcdefgh1 DB_PASS y plainvalue99 c2VjcmV0c2VjcmV0==", 53, NULL, NULL);
 		CHECK_STR(o, "x [filtered: vault key] DB_PASS y [filtered: vault key] [filtered: vault key]");
 		free(o);
 	}
@@ -701,8 +664,7 @@ static size_t b64enc(const unsigned char *in, size_t n, char *out, int url)
 	const char *al = url ? B62 "-_" : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t o = 0;
 	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
-			     (i + 2 < n ? in[i + 2] : 0);
+		unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
 		out[o++] = al[v >> 18 & 63];
 		out[o++] = al[v >> 12 & 63];
 		out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
@@ -762,12 +724,10 @@ TEST(vault_encodings)
 			free(out);
 			o = 0;
 			for (const char *p = secret; *p; p++) {
-				if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				    (*p >= '0' && *p <= '9'))
+				if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
 					enc[o++] = *p;
 				else
-					o += (size_t)sprintf(enc + o, c ? "%%%02X" : "%%%02x",
-							     (unsigned char)*p);
+					o += (size_t)sprintf(enc + o, c ? "%%%02X" : "%%%02x", (unsigned char)*p);
 			}
 			enc[o] = 0;
 			snprintf(line, sizeof line, "GET /?k=%s HTTP/1.1\n", enc);
@@ -881,36 +841,36 @@ TEST(long_pem_streamed)
 TEST(assignment_code_not_secret)
 {
 	static const char *const code[] = {
-	    "PRIVATE_KEY_TYPES = typing.Union[\n",
-	    "CERTIFICATE_PRIVATE_KEY_TYPES = typing.Union[\n",
-	    "PRIVATE_KEY_TYPES = RSAPrivateKey, EllipticCurvePrivateKey\n",
-	    "SECRET_TYPES = (RSAPrivateKey, DSAPrivateKey)\n",
-	    "secret_types = RSAPrivateKey | DSAPrivateKey\n",
-	    "PASSWORD_HASHERS = PBKDF2PasswordHasher, Argon2PasswordHasher\n",
-	    "token_types = TokenTypeNames, ExactTokenTypes\n",
-	    "password = get_password(user, realm)\n",
-	    "token = self.tokenizer.next_token()\n",
-	    "api_key = os.environ.get(\"API_KEY\")\n",
-	    "secret_key = settings.SECRET_KEY2\n",
-	    "TOKEN = token.Tokenizer2\n",
-	    "password = PasswordField\n",
-	    "access_key = AccessKeyIdentifier\n",
-	    "credential = CredentialProvider\n",
-	    "codec = Base64Encoder\n secret = Base64Encoder\n",
-	    "git clone https://user:password@example.org/x.git\n",
-	    "see http://username:passwd@host.com:80/path\n",
+		"PRIVATE_KEY_TYPES = typing.Union[\n",
+		"CERTIFICATE_PRIVATE_KEY_TYPES = typing.Union[\n",
+		"PRIVATE_KEY_TYPES = RSAPrivateKey, EllipticCurvePrivateKey\n",
+		"SECRET_TYPES = (RSAPrivateKey, DSAPrivateKey)\n",
+		"secret_types = RSAPrivateKey | DSAPrivateKey\n",
+		"PASSWORD_HASHERS = PBKDF2PasswordHasher, Argon2PasswordHasher\n",
+		"token_types = TokenTypeNames, ExactTokenTypes\n",
+		"password = get_password(user, realm)\n",
+		"token = self.tokenizer.next_token()\n",
+		"api_key = os.environ.get(\"API_KEY\")\n",
+		"secret_key = settings.SECRET_KEY2\n",
+		"TOKEN = token.Tokenizer2\n",
+		"password = PasswordField\n",
+		"access_key = AccessKeyIdentifier\n",
+		"credential = CredentialProvider\n",
+		"codec = Base64Encoder\n secret = Base64Encoder\n",
+		"git clone https://user:password@example.org/x.git\n",
+		"see http://username:passwd@host.com:80/path\n",
 	};
 	static const char *const secret[][2] = {
-	    {"export DB_PASSWORD=Pw-abcDEF123xyz\n", "export DB_PASSWORD=[filtered: secret-assignment]\n"},
-	    {"password = hunter22abc\n", "password = [filtered: secret-assignment]\n"},
-	    {"SECRET_KEY=aB3xY9kLm2Qz\n", "SECRET_KEY=[filtered: secret-assignment]\n"},
-	    {"passwd = xKpQmZrTvWbN\n", "passwd = [filtered: secret-assignment]\n"},
-	    {"API_KEY=aB3xY9kLm2Qz, user=bob\n", "API_KEY=[filtered: secret-assignment], user=bob\n"},
-	    {"api_key = Summer2024x\n", "api_key = [filtered: secret-assignment]\n"},
-	    {"client_secret = Zq8.Rt5.Lm2\n", "client_secret = [filtered: secret-assignment]\n"},
-	    {"password = \"PasswordField\"\n", "password = \"[filtered: secret-assignment]\"\n"},
-	    {"git clone https://user:s3cr3tPw9x@example.org/x.git\n",
-	     "git clone https://user:[filtered: url-password]@example.org/x.git\n"},
+		{"export DB_PASSWORD=Pw-abcDEF123xyz\n", "export DB_PASSWORD=[filtered: secret-assignment]\n"},
+		{"password = hunter22abc\n", "password = [filtered: secret-assignment]\n"},
+		{"SECRET_KEY=aB3xY9kLm2Qz\n", "SECRET_KEY=[filtered: secret-assignment]\n"},
+		{"passwd = xKpQmZrTvWbN\n", "passwd = [filtered: secret-assignment]\n"},
+		{"API_KEY=aB3xY9kLm2Qz, user=bob\n", "API_KEY=[filtered: secret-assignment], user=bob\n"},
+		{"api_key = Summer2024x\n", "api_key = [filtered: secret-assignment]\n"},
+		{"client_secret = Zq8.Rt5.Lm2\n", "client_secret = [filtered: secret-assignment]\n"},
+		{"password = \"PasswordField\"\n", "password = \"[filtered: secret-assignment]\"\n"},
+		{"git clone https://user:s3cr3tPw9x@example.org/x.git\n",
+		 "git clone https://user:[filtered: url-password]@example.org/x.git\n"},
 	};
 	for (size_t i = 0; i < sizeof code / sizeof code[0]; i++) {
 		char *o = scrub_buffer(R, code[i], strlen(code[i]), NULL, NULL);
@@ -958,8 +918,8 @@ TEST(vault_every_length_and_offset)
 	for (int k = 0; k < 33; k++)
 		for (int e = 0; e < 3; e++) {
 			size_t n = e == 0   ? (size_t)snprintf(enc, sizeof enc, "%s", keys[k])
-				   : e == 1 ? hexenc(keys[k], enc, "0123456789abcdef")
-					    : b64enc((const unsigned char *)keys[k], strlen(keys[k]), enc, 0);
+			           : e == 1 ? hexenc(keys[k], enc, "0123456789abcdef")
+			                    : b64enc((const unsigned char *)keys[k], strlen(keys[k]), enc, 0);
 			char mid[9];
 			memcpy(mid, enc + (n - 8) / 2, 8); /* 8 characters from the middle */
 			mid[8] = 0;
@@ -972,8 +932,7 @@ TEST(vault_every_length_and_offset)
 				strcat(strcat(strcat(line, "v "), enc), "\n");
 				o = scrub_buffer(r, line, strlen(line), NULL, NULL);
 				if (strstr(o, mid) || !strstr(o, "[filtered: vault key]"))
-					fprintf(stderr, "# key %d enc %d off %d: %s -> %s", k, e, off, line,
-						o);
+					fprintf(stderr, "# key %d enc %d off %d: %s -> %s", k, e, off, line, o);
 				CHECK(!strstr(o, mid));
 				CHECK_CONTAINS(o, "[filtered: vault key]");
 				free(o);
@@ -1004,8 +963,7 @@ TEST(fp_simd_matches_portable)
 	static unsigned char buf[4096];
 	char err[256];
 	const char *key = "Vault-Key/for+fp!0123456789";
-	struct scrub_rules *r =
-	    scrub_rules_new(tmpfile_with("k=Vault-Key/for+fp!0123456789\n"), NULL, err, sizeof err);
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=Vault-Key/for+fp!0123456789\n"), NULL, err, sizeof err);
 	CHECK(r != NULL);
 	if (!r)
 		return;
@@ -1148,8 +1106,7 @@ TEST(tri_buckets)
 }
 
 /* Feed `in` in chunks of pseudo-random sizes (1 byte to 2 windows). */
-static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, struct out *o,
-			unsigned long *count)
+static void run_chunked(const struct scrub_rules *r, const char *in, size_t n, struct out *o, unsigned long *count)
 {
 	struct scrub_stream *s = scrub_stream_new(r, emit, o);
 	o->len = 0;
@@ -1197,8 +1154,7 @@ TEST(url_no_user_exact)
 		for (unsigned c = 0; c < 256; c++)
 			for (size_t k = 0; k < 32; k++) {
 				for (size_t i = 0; i < 32; i++)
-					b[i] = fill ? (unsigned char)(i % 7 ? 'a' + i % 26 : ':')
-						    : (unsigned char)(0x21 + rnd() % 94);
+					b[i] = fill ? (unsigned char)(i % 7 ? 'a' + i % 26 : ':') : (unsigned char)(0x21 + rnd() % 94);
 				b[k] = (unsigned char)c;
 				bad += !scrub_detect_url_no_user(b) != !url_no_user_ref(b);
 			}
@@ -1254,15 +1210,12 @@ TEST(url_password_dense_and_sparse)
 	while (n < sizeof in - 200) {
 		int dense = (n / 150000) % 2 == 0; /* alternate every ~150 KB */
 		if (total % 40 == 39)
-			n += (size_t)snprintf(in + n, sizeof in - n,
-					      "{\"u\":\"https://deploy:Xk29fjQ8wz%zu@h.example/\"}\n",
-					      count++);
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://deploy:Xk29fjQ8wz%zu@h.example/\"}\n",
+			                      count++);
 		else if (dense)
-			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://h.example/v2/%zu\"}\n",
-					      total);
+			n += (size_t)snprintf(in + n, sizeof in - n, "{\"u\":\"https://h.example/v2/%zu\"}\n", total);
 		else
-			n += (size_t)snprintf(in + n, sizeof in - n, "plain words and more plain words %zu\n",
-					      total);
+			n += (size_t)snprintf(in + n, sizeof in - n, "plain words and more plain words %zu\n", total);
 		total++;
 	}
 	whole = scrub_buffer(R, in, n, &whole_len, &reps);
@@ -1308,9 +1261,8 @@ TEST(chunked_equals_whole)
 			memcpy(in + n, tmp, l);
 			n += l;
 			if (rnd() % 8 == 0)
-				n += (size_t)sprintf(in + n, "k %s j shortkey9\n",
-						     rnd() % 2 ? "Chunked-Vault-Key-0001"
-							       : "Q2h1bmtlZC1WYXVsdC1LZXktMDAwMQ");
+				n += (size_t)sprintf(in + n, "k %s j shortkey9\n", rnd() % 2 ? "Chunked-Vault-Key-0001"
+				                                                        : "Q2h1bmtlZC1WYXVsdC1LZXktMDAwMQ");
 		}
 		if (!flooded && n > (300 << 10)) /* 20 KB of anchors: fills the hold-back of some window */
 			for (int i = 0; i < 5000 && n + 8 < sizeof in; i++, flooded = 1)
@@ -1324,8 +1276,7 @@ TEST(chunked_equals_whole)
 			CHECK(o.len == whole_len && memcmp(o.buf, whole, whole_len) == 0);
 			CHECK_EQ_INT(c2, c1);
 		}
-		CHECK(!memmem(whole, whole_len, "Chunked-Vault", 13) &&
-		      !memmem(whole, whole_len, "shortkey9", 9));
+		CHECK(!memmem(whole, whole_len, "Chunked-Vault", 13) && !memmem(whole, whole_len, "shortkey9", 9));
 		CHECK(flooded && memmem(whole, whole_len, "SK0 SK0 SK0 ", 12) != NULL);
 		free(whole);
 	}

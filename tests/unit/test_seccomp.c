@@ -196,15 +196,13 @@ TEST(sandbox_filter_denies_with_exact_errno)
 		const struct probe_call *c = &probe_calls[i];
 		if (c->denied && filtered[i] != c->denied) {
 			fprintf(stderr, "# %s: filtered %s, expected %s\n", c->name,
-				probe_errname(filtered[i], b1, sizeof(b1)),
-				probe_errname(c->denied, b2, sizeof(b2)));
+			        probe_errname(filtered[i], b1, sizeof(b1)), probe_errname(c->denied, b2, sizeof(b2)));
 			CHECK(filtered[i] == c->denied);
 		}
 		/* Allowed calls behave exactly as without the filter. */
 		if (!c->denied && filtered[i] != natural[i]) {
 			fprintf(stderr, "# %s: filtered %s, unfiltered %s\n", c->name,
-				probe_errname(filtered[i], b1, sizeof(b1)),
-				probe_errname(natural[i], b2, sizeof(b2)));
+			        probe_errname(filtered[i], b1, sizeof(b1)), probe_errname(natural[i], b2, sizeof(b2)));
 			CHECK(filtered[i] == natural[i]);
 		}
 	}
@@ -226,15 +224,13 @@ TEST(denied_errno_differs_from_natural)
 		if (!c->denied || natural[i] != c->denied)
 			continue;
 		if (c->denied == EAFNOSUPPORT) {
-			printf("# %s: family not built into this kernel (EAFNOSUPPORT either way)\n",
-			       c->name);
+			printf("# %s: family not built into this kernel (EAFNOSUPPORT either way)\n", c->name);
 			continue;
 		}
 		/* Without root, EPERM is the natural answer of privileged calls. */
 		if (geteuid() != 0 && c->denied == EPERM)
 			continue;
-		fprintf(stderr, "# %s: unfiltered already returns %s\n", c->name,
-			probe_errname(natural[i], b, sizeof(b)));
+		fprintf(stderr, "# %s: unfiltered already returns %s\n", c->name, probe_errname(natural[i], b, sizeof(b)));
 		same++;
 	}
 	CHECK_EQ_INT(same, 0);
@@ -265,9 +261,8 @@ static void do_probe_abi(int fd)
 	char out[64], b1[32], b2[32];
 
 	memset(out, 0, sizeof(out));
-	snprintf(out, sizeof(out), "x32 %s i386 %s",
-		 probe_status_name(probe_abi_status("x32"), b1, sizeof(b1)),
-		 probe_status_name(probe_abi_status("i386"), b2, sizeof(b2)));
+	snprintf(out, sizeof(out), "x32 %s i386 %s", probe_status_name(probe_abi_status("x32"), b1, sizeof(b1)),
+	         probe_status_name(probe_abi_status("i386"), b2, sizeof(b2)));
 	write_full(fd, out, sizeof(out));
 }
 
@@ -435,8 +430,7 @@ static void do_modes(int fd)
 	R(10, removexattr(path, "user.x"));
 	R(11, fallocate(f, 0, 0, 4096));
 	R(12, (int)syscall(463, AT_FDCWD, path, 0, "user.x", NULL, 0)); /* setxattrat */
-	R(13, (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			   &sandbox_prog));
+	R(13, (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &sandbox_prog));
 #undef R
 	unlink(path);
 	write_full(fd, res, sizeof(res));
@@ -451,7 +445,7 @@ TEST(sandbox_modes_and_xattrs)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	for (int i = 0; i <= 5; i++)
 		CHECK_EQ_INT(res[i], ENOSYS); /* chmod family: to the actor */
-	CHECK_EQ_INT(res[6], ENOSYS);	      /* no listener: see umask_answered */
+	CHECK_EQ_INT(res[6], ENOSYS); /* no listener: see umask_answered */
 	CHECK_EQ_INT(res[7], 0);
 	CHECK_EQ_INT(res[8], EOPNOTSUPP);
 	CHECK_EQ_INT(res[9], EOPNOTSUPP);
