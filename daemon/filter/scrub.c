@@ -234,12 +234,6 @@ static int on_fp(void *arg, size_t start, size_t len)
 	return s->oom;
 }
 
-/* Every "://" in data[0, len) (scrub_rules.h: url_id), reported as the
- * literal matcher would: by its end.  With AVX2, two compares and an and
- * per 32 bytes find ":/" (rare outside URLs) and the third byte is checked
- * per candidate: a full three-byte compare cost 5-8% of the filter on text
- * without URLs.  memchr for ':' otherwise. */
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -268,6 +262,11 @@ __attribute__((target("avx2"))) static size_t scan_url_avx2(struct scrub_stream 
 }
 #endif
 
+/* Every "://" in data[0, len) (scrub_rules.h: url_id), reported as the
+ * literal matcher would: by its end.  With AVX2, two compares and an and
+ * per 32 bytes find ":/" (rare outside URLs) and the third byte is checked
+ * per candidate: a full three-byte compare cost 5-8% of the filter on text
+ * without URLs.  memchr for ':' otherwise. */
 static void scan_url(struct scrub_stream *s, const unsigned char *d, size_t len)
 {
 	size_t p = 0;

@@ -118,9 +118,8 @@ static int compile(struct scrub_rules *r, char *err, size_t errlen)
 	/* With the three-byte finder, "://" is its anchor and db serves all. */
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k, HS_MODE_BLOCK, NULL, &r->db, &cerr) !=
 	        HS_SUCCESS ||
-	    (!r->tri &&
-	    hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
-				  HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS)) {
+	    (!r->tri && hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)k + (r->url_id != SCRUB_NO_ANCHOR),
+	                                     HS_MODE_BLOCK, NULL, &r->db_url, &cerr) != HS_SUCCESS)) {
 		snprintf(err, errlen, "secret filter: cannot compile the rules: %s",
 		         cerr && cerr->message ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
@@ -211,7 +210,7 @@ void scrub_rules_free(struct scrub_rules *r)
 	hs_free_scratch(r->scratch);
 	hs_free_database(r->db);
 	if (r->db_url)
-	hs_free_database(r->db_url);
+		hs_free_database(r->db_url);
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);

@@ -139,12 +139,17 @@ static int confirm(const struct scrub_tri *t, const unsigned char *buf, size_t a
 	return 0;
 }
 
+/* The buckets whose tables admit the three bytes at buf + at. */
+static inline unsigned buckets_at(const struct scrub_tri *t, const unsigned char *buf, size_t at)
+{
+	return t->lut[0][buf[at] & 0x7f] & t->lut[1][buf[at + 1] & 0x7f] & t->lut[2][buf[at + 2] & 0x7f];
+}
+
 static int scan_from(const struct scrub_tri *t, const unsigned char *buf, size_t p, size_t len,
 		     scrub_tri_hit_fn hit, void *arg)
 {
 	for (; p + 3 <= len; p++) {
-		unsigned bits =
-		    t->lut[0][buf[p] & 0x7f] & t->lut[1][buf[p + 1] & 0x7f] & t->lut[2][buf[p + 2] & 0x7f];
+		unsigned bits = buckets_at(t, buf, p);
 		int rc;
 		if (bits && (rc = confirm(t, buf, p, bits, hit, arg)) != 0)
 			return rc;
@@ -201,8 +206,7 @@ static int scan_vbmi(const struct scrub_tri *t, const unsigned char *buf, size_t
 		for (size_t k = 0; k < nm; k++)
 			for (uint64_t bits = m[k]; bits; bits &= bits - 1) {
 				size_t at = base + 64 * k + (size_t)__builtin_ctzll(bits); /* at + 2 < len */
-				unsigned b = t->lut[0][buf[at] & 0x7f] & t->lut[1][buf[at + 1] & 0x7f] &
-					     t->lut[2][buf[at + 2] & 0x7f];
+				unsigned b = buckets_at(t, buf, at);
 				int rc = confirm(t, buf, at, b, hit, arg);
 				if (rc != 0)
 					return rc;
