@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fdio.h"
 #include "runcg_layout.h"
 
 /* The value of `key` in a flat-keyed file ("key value" lines). */
@@ -28,7 +29,8 @@ static int read_key(const char *dir, const char *file, const char *key, uint64_t
 	char path[PATH_MAX + 64], buf[4096], *end;
 	size_t klen = strlen(key);
 
-	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 || cg_read_small(path, buf, sizeof(buf)) < 0)
+	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ||
+	    fdio_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		if (strncmp(l, key, klen) != 0 || l[klen] != ' ')

@@ -4,6 +4,8 @@
 #include "fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 int fdio_write_all(int fd, const void *buf, size_t len)
@@ -41,4 +43,36 @@ void fdio_close(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
+}
+
+ssize_t fdio_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	int saved = errno; /* the caller reads read()'s errno, not close()'s */
+	close(fd);
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+int fdio_write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, len);
+	int saved = errno;
+	close(fd);
+	if (n != (ssize_t)len) {
+		errno = n < 0 ? saved : EIO;
+		return -1;
+	}
+	return 0;
 }

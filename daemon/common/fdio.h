@@ -1,7 +1,8 @@
 /*
  * fdio.h - whole reads and writes on a descriptor (pipes and memfds), with
  * EINTR retried and a short transfer treated as the failure it is here;
- * and the close of a descriptor kept in a variable.
+ * the close of a descriptor kept in a variable; and the one-read, one-write
+ * files of the kernel's own file systems (cgroup, /proc).
  *
  * Trust: none of its own; the callers bound the lengths.
  */
@@ -9,6 +10,7 @@
 #define SHARNESS_FDIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Write all `len` bytes.  0, or -1 (errno set; a write of 0 bytes counts
  * as a failure). */
@@ -18,5 +20,11 @@ int fdio_read_all(int fd, void *buf, size_t len);
 /* Close *fd if it is open and mark it closed (-1), so that no later path
  * closes a number the process may have reused. */
 void fdio_close(int *fd);
+/* Read up to len-1 bytes of `path` in one read() and NUL-terminate them.
+ * Returns the count, or -1 (errno: open()'s or read()'s). */
+ssize_t fdio_read_file(const char *path, char *buf, size_t len);
+/* Write the string `s` to `path` in one write(): what a cgroup or /proc
+ * file takes as one value.  0, or -1 (errno; EIO for a short write). */
+int fdio_write_file(const char *path, const char *s);
 
 #endif

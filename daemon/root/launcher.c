@@ -26,6 +26,7 @@
 #include "auditfile.h"
 #include "check.h"
 #include "log.h"
+#include "monotime.h"
 #include "runcg.h"
 #include "uidpool.h"
 
@@ -38,6 +39,7 @@ struct supervisor {
 	char run_id[RUN_ID_LEN + 1]; /* once sent: for the log of its end */
 	uint32_t profile_id, workspace_id;
 	bool ahead;            /* built before its request, at LAUNCHER_AHEAD_NICE */
+	int64_t refill_at;     /* once sent: when its replacement is built, unless the run ends first (0: done) */
 };
 
 struct state {
@@ -103,6 +105,24 @@ static void refill(struct state *st, int ctl, uint32_t profile_id)
 	while (!st->stopping && waiting++ < st->l->cfg->prewarm)
 		if (!spawn(st, ctl, profile_id, 0, st->l->ahead_low))
 			break;
+}
+
+/* Builds the replacements of runs older than LAUNCHER_REFILL_MS (a run's
+ * end builds its own: reap); returns the ms until the next is due, or -1. */
+static int refill_due(struct state *st, int ctl)
+{
+	int64_t now = monotime_ms(), next = -1;
+	for (size_t i = 0; i < st->n; i++) {
+		if (!st->sv[i].refill_at)
+			continue;
+		if (st->sv[i].refill_at <= now) {
+			st->sv[i].refill_at = 0;
+			refill(st, ctl, st->sv[i].profile_id);
+		} else if (next < 0 || st->sv[i].refill_at - now < next) {
+			next = st->sv[i].refill_at - now;
+		}
+	}
+	return (int)next;
 }
 
 static unsigned busy(const struct state *st)
@@ -173,14 +193,12 @@ static void on_run(struct state *st, int ctl)
 	close(sv->job_sock);
 	sv->job_sock = -1;
 	memcpy(sv->run_id, req.run_id, sizeof(sv->run_id)); /* checked: check_run */
+	sv->refill_at = monotime_ms() + LAUNCHER_REFILL_MS;
 out:
 	if (chan >= 0)
 		close(chan);
 	if (payload >= 0)
 		close(payload);
-	/* After the close: a new supervisor must not inherit this run's fds. */
-	if (sv)
-		refill(st, ctl, req.profile_id);
 }
 
 /* SIGHUP: log rotation.  The front cannot open files (it has dropped to
@@ -254,7 +272,10 @@ static void reap(struct state *st, int ctl)
 			}
 			if (st->sv[i].job_sock >= 0)
 				close(st->sv[i].job_sock);
+			struct supervisor gone = st->sv[i];
 			st->sv[i] = st->sv[--st->n];
+			if (gone.refill_at) /* its run ended first: the replacement is built now */
+				refill(st, ctl, gone.profile_id);
 			break;
 		}
 	}
@@ -287,8 +308,9 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		 * its run channel forever.  A front told to stop gets 5 s. */
 		struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
 		                        {.fd = st->front > 0 && !st->ctl_gone ? ctl : -1, .events = POLLIN}};
-		int n = poll(pfd, 2, st->front_told ? 5000 : -1);
-		if (n == 0 && st->front > 0) {
+		int due = refill_due(st, ctl);
+		int n = poll(pfd, 2, st->front_told ? 5000 : due);
+		if (n == 0 && st->front_told && st->front > 0) {
 			log_warn("the front did not stop within 5 s of SIGTERM; killing it");
 			kill(st->front, SIGKILL);
 			continue;

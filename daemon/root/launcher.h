@@ -41,6 +41,13 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid);
  * sandboxes are built at the launcher's own niceness, as runs are. */
 #define LAUNCHER_AHEAD_NICE 19
 
+/* When a request takes a sandbox built ahead, its replacement is built
+ * when that run ends, or LAUNCHER_REFILL_MS after it began if it is still
+ * going: a short command has the CPUs to itself (a build beside it made
+ * `true` 30 % slower on two CPUs, docs/bench.md), and a long one does not
+ * leave the next request without a sandbox. */
+#define LAUNCHER_REFILL_MS 100
+
 /* The life of one run (supervise.c), in a child of the launcher: prepare a
  * sandbox for (profile, workspace) as `uid`, then take one request (a
  * PRIVSEP_RUN with its run channel and payload fds) from `job_sock`.

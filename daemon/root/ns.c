@@ -7,6 +7,7 @@
  * namespace, and kill it.  The fd keeps the namespace alive for the mount.
  */
 #include "ns.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,21 +20,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	int e = errno;
-	close(fd);
-	if (n != (ssize_t)strlen(text)) {
-		errno = n < 0 ? e : EIO;
-		return -1;
-	}
-	return 0;
-}
 
 /* The helper: born in its user namespace (CLONE_NEWUSER), it only waits
  * to be killed. */
@@ -60,18 +46,18 @@ int ns_idmap_userns(uid_t owner_uid, gid_t owner_gid, uid_t run_uid)
 	/* inside id (what the mount shows for on-disk owner) -> outside id */
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", owner_uid, run_uid);
-	if (write_file(path, map) < 0) {
+	if (fdio_write_file(path, map) < 0) {
 		e = errno;
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
-	if (write_file(path, "deny") < 0) {
+	if (fdio_write_file(path, "deny") < 0) {
 		e = errno;
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", owner_gid, run_uid);
-	if (write_file(path, map) < 0) {
+	if (fdio_write_file(path, map) < 0) {
 		e = errno;
 		goto out;
 	}

@@ -27,6 +27,8 @@
  * checked to be one plain path component.
  */
 #include "errmsg.h"
+#include "fdio.h"
+#include "monotime.h"
 #include "runcg.h"
 #include "runcg_layout.h"
 
@@ -92,43 +94,6 @@ int cg_lc_errno(int rc)
 		return EIO;
 	}
 }
-
-ssize_t cg_read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int saved, fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	saved = errno; /* the caller reads read()'s errno, not close()'s */
-	close(fd);
-	if (n < 0) {
-		errno = saved;
-		return -1;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
-int cg_write_str(const char *path, const char *s)
-{
-	size_t len = strlen(s);
-	ssize_t n;
-	int saved, fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, len);
-	saved = errno;
-	close(fd);
-	if (n != (ssize_t)len) {
-		errno = n < 0 ? saved : EIO;
-		return -1;
-	}
-	return 0;
-}
-
 
 bool cg_name_ok(const char *name)
 {
@@ -274,7 +239,8 @@ int cg_read_u64(const char *dir, const char *file, uint64_t *out)
 {
 	char path[PATH_MAX + 64], buf[64], *end;
 
-	if (cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 || cg_read_small(path, buf, sizeof(buf)) < 0)
+	if (cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ||
+	    fdio_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	errno = 0;
 	*out = strtoull(buf, &end, 10);
@@ -436,7 +402,7 @@ int runcg_attach(struct run_cgroup *cg, pid_t pid)
 	 * cgroup.kill reaches it whatever happens next. */
 	if (cg->own_v2_dir) {
 		snprintf(buf, sizeof(buf), "%d", (int)pid);
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->v2_dir) < 0 || cg_write_str(path, buf) < 0)
+		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->v2_dir) < 0 || fdio_write_file(path, buf) < 0)
 			return -1;
 	}
 	pthread_mutex_lock(&cg_lc_lock);
@@ -525,7 +491,7 @@ int runcg_kill(struct run_cgroup *cg)
 		int rc = cg->kill_fd >= 0 ? (pwrite(cg->kill_fd, "1", 1, 0) == 1 ? 0 : -1)
 		                          : cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0
 		                                ? -1
-		                                : cg_write_str(path, "1");
+		                                : fdio_write_file(path, "1");
 		if (rc < 0)
 			return errno == ENOENT || errno == ENODEV ? 0 : -1;
 		/* Hybrid: a process attached to the pids cgroup only (attach
@@ -548,14 +514,6 @@ int runcg_kill(struct run_cgroup *cg)
 	return -1;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* 1 when no process is left in any hierarchy of the run. */
 static int is_empty(struct run_cgroup *cg)
 {
@@ -566,7 +524,7 @@ static int is_empty(struct run_cgroup *cg)
 	if (cg->v2_dir[0]) {
 		if (cg_pathf(path, sizeof(path), "%s/cgroup.events", cg->v2_dir) < 0)
 			return -1;
-		if (cg_read_small(path, buf, sizeof(buf)) < 0) {
+		if (fdio_read_file(path, buf, sizeof(buf)) < 0) {
 			if (errno != ENOENT)
 				return -1;
 		} else if (!strstr(buf, "populated 0")) {
@@ -588,7 +546,7 @@ static int is_empty(struct run_cgroup *cg)
 
 int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 {
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = monotime_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	char path[PATH_MAX + 32];
 	int fd = -1, r, rc = -1;
 
@@ -609,7 +567,7 @@ int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 			rc = 0;
 			break;
 		}
-		left = deadline - now_ms();
+		left = deadline - monotime_ms();
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			break;

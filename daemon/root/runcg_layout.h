@@ -63,9 +63,7 @@ extern pthread_mutex_t cg_lc_lock;
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cg_lc_errno(int rc);
-ssize_t cg_read_small(const char *path, char *buf, size_t len);
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);
-int cg_write_str(const char *path, const char *s);
 bool cg_name_ok(const char *name);
 int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);
 

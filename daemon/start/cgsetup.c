@@ -7,6 +7,7 @@
  * Trust: privileged, at start.
  */
 #include "errmsg.h"
+#include "fdio.h"
 #include "runcg.h"
 #include "runcg_layout.h"
 
@@ -93,7 +94,7 @@ static int enable_ctrls(const char *dir, const char *ctrls, char *err, size_t er
 			memcpy(tok, p, n);
 			tok[n] = '\0';
 			snprintf(buf, sizeof(buf), "+%s", tok);
-			if (cg_write_str(path, buf) < 0) {
+			if (fdio_write_file(path, buf) < 0) {
 				int e = errno;
 				errmsg_set(err, errlen, "cgroup: cannot enable %s in %s: %s%s", tok, path, strerror(e),
 				       e == EBUSY ? " (a process is still in that cgroup: no-internal-process rule)"
@@ -123,7 +124,7 @@ int runcg_v2_delegate(const char *dir, const char *controllers, char *err, size_
 	 * leaf before touching subtree_control (cgroups(7), "no internal
 	 * processes" rule; systemd docs/CGROUP_DELEGATION.md). */
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (cg_mkdir_ok(leaf) < 0 || cg_write_str(procs, pid) < 0) {
+	if (cg_mkdir_ok(leaf) < 0 || fdio_write_file(procs, pid) < 0) {
 		errmsg_set(err, errlen, "cgroup: cannot move the daemon into %s: %s", leaf, strerror(errno));
 		return -1;
 	}
@@ -140,7 +141,7 @@ static bool file_has_word(const char *path, const char *word)
 {
 	char buf[1024], *tok, *save = NULL;
 
-	if (cg_read_small(path, buf, sizeof(buf)) < 0)
+	if (fdio_read_file(path, buf, sizeof(buf)) < 0)
 		return false;
 	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
 		if (strcmp(tok, word) == 0)
@@ -180,7 +181,7 @@ bool runcg_wants_scope(void)
 const char *runcg_pids_fix(void)
 {
 	char cmdline[4096], *p;
-	if (cg_read_small("/proc/cmdline", cmdline, sizeof(cmdline)) > 0) {
+	if (fdio_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) > 0) {
 		/* cgroup_disable=pids[,memory...] switches it off at boot. */
 		for (p = strstr(cmdline, "cgroup_disable="); p; p = strstr(p + 1, "cgroup_disable=")) {
 			char *v = p + strlen("cgroup_disable="), *end = v + strcspn(v, " \n");
@@ -301,7 +302,7 @@ int runcg_cleanup_previous(const char *dir, char *err, size_t errlen)
 			continue;
 		if (cg_pathf(path, sizeof(path), "%s/%s/cgroup.kill", dir, de->d_name) < 0)
 			continue;
-		cg_write_str(path, "1");
+		fdio_write_file(path, "1");
 		path[strlen(path) - strlen("/cgroup.kill")] = '\0';
 		/* cgroup.kill is synchronous for signal delivery; the exits
 		 * follow within milliseconds, rmdir fails EBUSY until then. */

@@ -24,6 +24,13 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 check "a long run is under way" test "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>f && $1<f+4096' | wc -l)" -ge $(($(warm_procs) + 3))
+# The sandbox it took is replaced while it runs, LAUNCHER_REFILL_MS (100 ms)
+# after it began, not only when it ends (launcher.h).  A waiting sandbox's
+# supervisor is a child of the daemon that is still root; the run's own
+# has dropped to the run's uid.
+waiting() { pgrep -P "$DAEMON_PID" -u 0 | wc -l; }
+for _ in $(seq 1 30); do [ "$(waiting)" -eq "$(warm_count)" ] && break; sleep 0.1; done
+check_eq "a long run's sandbox is replaced while it runs" "$(waiting)" "$(warm_count)"
 start=$(date +%s%N)
 kill -TERM "$DAEMON_PID"
 wait "$DAEMON_PID"
