@@ -15,26 +15,21 @@
 int api_call(const struct conf *c, const char *method, const char *path, json_t *body, json_t **out,
 	     int *status, char *err, size_t errlen)
 {
-	long ra;
-	return api_call_ra(c, method, path, body, NULL, out, status, &ra, err, errlen);
+	struct api_extra x = {0};
+	return api_call_ex(c, method, path, body, &x, out, status, err, errlen);
 }
 
-int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
-		json_t **out, int *status, long *retry_after, char *err, size_t errlen)
+int api_call_ex(const struct conf *c, const char *method, const char *path, json_t *body, struct api_extra *x,
+		json_t **out, int *status, char *err, size_t errlen)
 {
-	return api_call_stream(c, method, path, body, headers, NULL, NULL, out, status, retry_after, err, errlen);
-}
-
-int api_call_stream(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
-		    void (*on_data)(void *, const char *, size_t), void *arg, json_t **out, int *status,
-		    long *retry_after, char *err, size_t errlen)
-{
-	struct http_reply r = {.on_data = on_data, .on_data_arg = arg};
+	struct http_reply r = {.on_data = x->on_data, .on_data_arg = x->arg, .on_slow = x->on_slow,
+			       .on_slow_arg = x->slow_arg, .slow_ms = x->slow_ms};
+	void (*on_data)(void *, const char *, size_t) = x->on_data;
 	char *text = NULL;
 	int rc = -1;
 	*out = NULL;
 	*status = 0;
-	*retry_after = -1;
+	x->retry_after = -1;
 	if (body) {
 		/* JSON_COMPACT keeps the body small; non-ASCII stays UTF-8. */
 		text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -43,10 +38,10 @@ int api_call_stream(const struct conf *c, const char *method, const char *path, 
 			return -1;
 		}
 	}
-	if (http_request(c, method, path, text, text ? strlen(text) : 0, headers, &r, err, errlen) < 0)
+	if (http_request(c, method, path, text, text ? strlen(text) : 0, x->headers, &r, err, errlen) < 0)
 		goto out;
 	*status = r.status;
-	*retry_after = r.retry_after;
+	x->retry_after = r.retry_after;
 	json_error_t je;
 	/* JSON_ALLOW_NUL: command output may contain NUL bytes (\u0000). */
 	if (on_data && r.status >= 200 && r.status < 300) {

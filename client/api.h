@@ -19,16 +19,23 @@
  * returns -1 with err set; *status is the HTTP status or 0 when no reply. */
 int api_call(const struct conf *c, const char *method, const char *path, json_t *body, json_t **out,
 	     int *status, char *err, size_t errlen);
-/* The same with more request header lines (`headers`, may be NULL, each
- * ending in "\r\n"); *retry_after gets the reply's Retry-After in seconds
- * (-1 when absent or no reply). */
-int api_call_ra(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
-		json_t **out, int *status, long *retry_after, char *err, size_t errlen);
-/* The same, and a chunked 2xx body (a streamed run's NDJSON) goes to
- * `on_data` piece by piece as it arrives: 0 with *out NULL then.  An error
- * reply is read and reported as above. */
-int api_call_stream(const struct conf *c, const char *method, const char *path, json_t *body, const char *headers,
-		    void (*on_data)(void *, const char *, size_t), void *arg, json_t **out, int *status,
-		    long *retry_after, char *err, size_t errlen);
+/* What a run's request adds (run.c); every field may be 0 or NULL. */
+struct api_extra {
+	const char *headers; /* more request header lines, each ending in "\r\n" */
+	/* A chunked 2xx body (a streamed run's NDJSON) goes to on_data piece
+	 * by piece as it arrives, and *out stays NULL. */
+	void (*on_data)(void *arg, const char *buf, size_t len);
+	void *arg;
+	/* Called once, on this thread, when the reply is not complete slow_ms
+	 * after the request went out (http.h). */
+	void (*on_slow)(void *arg);
+	void *slow_arg;
+	long slow_ms;
+	long retry_after; /* set: the reply's Retry-After in seconds, -1 when absent or no reply */
+};
+
+/* api_call with `x`.  An error reply is read and reported as above. */
+int api_call_ex(const struct conf *c, const char *method, const char *path, json_t *body, struct api_extra *x,
+		json_t **out, int *status, char *err, size_t errlen);
 
 #endif

@@ -10,10 +10,15 @@
 #include "http.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
@@ -43,6 +48,59 @@ static int link_write(struct link *l, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* The caller's on_slow, once, if nothing that is already here or arrives
+ * before `due` (monotonic ms) ends the wait. */
+struct slow {
+	void (*fn)(void *arg);
+	void *arg;
+	long long due;
+};
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Whether a byte of the reply can be read now without blocking.  Under
+ * TLS a readable socket may hold only the daemon's session tickets, which
+ * are taken in here without waiting for more. */
+static bool reply_ready(struct link *l)
+{
+	if (!l->tls.ssl)
+		return true;
+	int fl = fcntl(l->tls.fd, F_GETFL);
+	if (fl < 0 || fcntl(l->tls.fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return true;
+	char b;
+	int m = SSL_peek(l->tls.ssl, &b, 1);
+	bool ready = m > 0 || SSL_get_error(l->tls.ssl, m) != SSL_ERROR_WANT_READ; /* data, or an end to report */
+	(void)fcntl(l->tls.fd, F_SETFL, fl);
+	return ready;
+}
+
+static void slow_check(struct link *l, struct slow *s)
+{
+	if (!s->fn)
+		return;
+	for (;;) {
+		if (l->tls.ssl && SSL_has_pending(l->tls.ssl))
+			return;
+		long long left = s->due - mono_ms();
+		struct pollfd p = {.fd = l->tls.ssl ? l->tls.fd : l->relay_fd, .events = POLLIN};
+		int n = left > 0 ? poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (reply_ready(l))
+			return;
+	}
+	s->fn(s->arg);
+	s->fn = NULL;
 }
 
 /* Bytes read (> 0), 0 at the end, -1 on an error said in `why`.  At the
@@ -154,6 +212,8 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 	int rc = -1, start_relay = 0;
 	void (*on_data)(void *, const char *, size_t) = r->on_data;
 	void *on_data_arg = r->on_data_arg;
+	struct slow slow = {.fn = r->on_slow, .arg = r->on_slow_arg};
+	long slow_ms = r->slow_ms;
 	size_t pos = 0; /* on_data: where the next chunk starts in raw */
 	int streamed_all = 0;
 	struct link l = {.tls = {.fd = -1}, .relay_fd = -1};
@@ -201,6 +261,7 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 		goto out;
 	}
 	why[0] = '\0';
+	slow.due = mono_ms() + slow_ms;
 
 	/* Read until the reply is complete by its own framing, or EOF. */
 	char chunk[65536];
@@ -244,6 +305,7 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 				snprintf(err, errlen, "sharnessd at %s closed the connection without a reply", c->url);
 			goto out;
 		}
+		slow_check(&l, &slow);
 		int n = link_read(&l, chunk, sizeof chunk, raw.len == 0, why, sizeof why);
 		if (n < 0) {
 			snprintf(err, errlen, "reading the reply from sharnessd at %s failed: %s", c->url, why);

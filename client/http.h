@@ -28,6 +28,12 @@ struct http_reply {
 	 * empty.  NULL: the whole body is read into `body`. */
 	void (*on_data)(void *arg, const char *buf, size_t len);
 	void *on_data_arg;
+	/* Set by the caller, may be NULL: called once, on the calling thread,
+	 * when the reply is not complete slow_ms after the request went out
+	 * (run.c then starts looking for an approval the run waits for). */
+	void (*on_slow)(void *arg);
+	void *on_slow_arg;
+	long slow_ms;
 };
 
 /* Sends METHOD conf->base+path with an optional JSON body.  Returns 0 when an

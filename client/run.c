@@ -22,12 +22,14 @@
 
 /*
  * Approvals in sight (SPEC §15.3): the request carries a nonce of ours in
- * Sharness-Request-Id, which the daemon copies into the approval record; a
- * watcher thread looks for it in GET /v0/approvals a moment after the
- * request went out and prints the approval's id at once.  The daemon asks
- * a person before the run queues for a slot, so the record exists within
- * milliseconds of the body's arrival: a few looks (WATCH_LOOKS, spaced out)
- * suffice, and a run that ends first never looks at all.
+ * Sharness-Request-Id, which the daemon copies into the approval record.
+ * When no reply has ended WATCH_FIRST_MS after the request went out, a
+ * watcher thread looks for the nonce in GET /v0/approvals and prints the
+ * approval's id at once.  The daemon asks a person before the run queues
+ * for a slot, so the record exists within milliseconds of the body's
+ * arrival: a few looks (WATCH_LOOKS, spaced out) suffice.  A run that ends
+ * first, nearly every run, never starts the thread (a thread's start and
+ * end were a tenth of a fresh client's time: docs/bench.md).
  */
 #define WATCH_FIRST_MS 300
 #define WATCH_LOOKS 3
@@ -38,6 +40,8 @@ struct watch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool done;
+	bool started; /* the thread runs: join it */
+	pthread_t tid;
 };
 
 static void deadline_in(struct timespec *t, long ms)
@@ -64,13 +68,14 @@ static bool watch_ended(struct watch *w, long ms)
 	return done;
 }
 
+/* Looks at once (WATCH_FIRST_MS have passed), then 3 and 9 times later. */
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
 	char err[512];
 	long wait_ms = WATCH_FIRST_MS;
 	for (int look = 0; look < WATCH_LOOKS; look++, wait_ms *= 3) {
-		if (watch_ended(w, wait_ms))
+		if (look > 0 && watch_ended(w, wait_ms))
 			break;
 		json_t *list = NULL, *p;
 		int status;
@@ -90,6 +95,25 @@ static void *watch_main(void *arg)
 		json_decref(list);
 	}
 	return NULL;
+}
+
+/* http.h's on_slow: the reply is late, so perhaps a person is asked. */
+static void watch_start(void *arg)
+{
+	struct watch *w = arg;
+	if (!w->started)
+		w->started = pthread_create(&w->tid, NULL, watch_main, w) == 0;
+}
+
+static void watch_stop(struct watch *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->tid, NULL);
 }
 
 /*
@@ -176,13 +200,16 @@ static void on_ndjson(void *arg, const char *buf, size_t len)
 }
 
 /* One POST /v0/run, plain or streamed. */
-static int post_run(const struct conf *c, json_t *req, const char *hdr, const struct run_opts *o, json_t **reply,
-		    int *status, long *ra, char *err, size_t errlen)
+static int post_run(const struct conf *c, json_t *req, struct api_extra *x, const struct run_opts *o,
+		    json_t **reply, int *status, char *err, size_t errlen)
 {
+	x->on_data = NULL;
 	if (!o->on_output)
-		return api_call_ra(c, "POST", o->path ? o->path : "/v0/run", req, hdr, reply, status, ra, err, errlen);
+		return api_call_ex(c, "POST", o->path ? o->path : "/v0/run", req, x, reply, status, err, errlen);
 	struct events ev = {.o = o, .line = {.max = 64u << 20}};
-	int rc = api_call_stream(c, "POST", "/v0/run", req, hdr, on_ndjson, &ev, reply, status, ra, err, errlen);
+	x->on_data = on_ndjson;
+	x->arg = &ev;
+	int rc = api_call_ex(c, "POST", "/v0/run", req, x, reply, status, err, errlen);
 	if (rc == 0) {
 		if (ev.exit) {
 			*reply = ev.exit;
@@ -211,8 +238,7 @@ static int call_with_retry(const struct conf *c, json_t *req, const struct run_o
 	struct watch w = {.c = c};
 	unsigned char rnd[16];
 	char hdr[64] = "";
-	pthread_t tid;
-	bool watching = false;
+	struct api_extra x = {0};
 	if (getrandom(rnd, sizeof rnd, 0) == (ssize_t)sizeof rnd) {
 		for (size_t i = 0; i < sizeof rnd; i++)
 			snprintf(w.nonce + 2 * i, 3, "%02x", rnd[i]);
@@ -223,16 +249,19 @@ static int call_with_retry(const struct conf *c, json_t *req, const struct run_o
 		pthread_cond_init(&w.cv, &ca);
 		pthread_condattr_destroy(&ca);
 		pthread_mutex_init(&w.mu, NULL);
-		watching = pthread_create(&tid, NULL, watch_main, &w) == 0;
+		x.headers = hdr;
+		x.on_slow = watch_start;
+		x.slow_arg = &w;
+		x.slow_ms = WATCH_FIRST_MS;
 	}
 	uint64_t end = mono_ms() + (uint64_t)retry_window_s() * 1000u;
 	long step_ms = 500;
 	int rc, status;
 	for (;;) {
-		long ra;
-		rc = post_run(c, req, hdr[0] ? hdr : NULL, o, reply, &status, &ra, err, errlen);
+		rc = post_run(c, req, &x, o, reply, &status, err, errlen);
 		if (rc == 0 || status != 503)
 			break;
+		long ra = x.retry_after;
 		long wait_ms = ra > 0 ? (ra > RETRY_MAX_S ? RETRY_MAX_S : ra) * 1000L : 0;
 		if (wait_ms < step_ms)
 			wait_ms = step_ms;
@@ -244,13 +273,7 @@ static int call_with_retry(const struct conf *c, json_t *req, const struct run_o
 			;
 		step_ms = step_ms * 2 > RETRY_STEP_MAX_MS ? RETRY_STEP_MAX_MS : step_ms * 2;
 	}
-	if (watching) {
-		pthread_mutex_lock(&w.mu);
-		w.done = true;
-		pthread_cond_signal(&w.cv);
-		pthread_mutex_unlock(&w.mu);
-		pthread_join(tid, NULL);
-	}
+	watch_stop(&w);
 	if (hdr[0]) {
 		pthread_cond_destroy(&w.cv);
 		pthread_mutex_destroy(&w.mu);

@@ -32,6 +32,14 @@ for _ in $(seq 1 50); do
 done
 check "approvals: a pending admin run is listed" test -n "$id"
 [ -n "$id" ] || kill "$apid" 2>/dev/null  # do not wait for the daemon's approval limit
+# Approvals in sight (SPEC §15.3): a run whose reply is late looks for its
+# own approval and names it on stderr, while it waits.
+wait_line() { # FILE LINE: up to 5 s
+	for _ in $(seq 1 50); do grep -qxF "$2" "$1" && return 0; sleep 0.1; done
+	return 1
+}
+check "a waiting run names its approval on stderr while it waits" \
+	wait_line "$tmp/adm.err" "waiting for a person's approval: $id (sharness-client approve $id)"
 "$C" "${P[@]}" approvals >"$tmp/list" 2>&1
 check "approvals: the readable list shows its id and cmd" bash -c "grep -q '^$id ' '$tmp/list' && grep -q 'cmd echo approved-run' '$tmp/list'"
 client_run approve "$id"
@@ -41,7 +49,7 @@ client_run "${P[@]}" approve "$id"
 check_eq "approve with a person certificate" "$OUT$RC" "approved $id"$'\n0'
 wait "$apid"; arc=$?
 check_eq "approved run: exits 0 with its output" "$(cat "$tmp/adm.out") $arc" "approved-run 0"
-"$C" run --profile admin -- 'echo denied-run' >"$tmp/adm.out" 2>"$tmp/adm.err" &
+SHARNESS_STREAM=0 "$C" run --profile admin -- 'echo denied-run' >"$tmp/adm.out" 2>"$tmp/adm.err" &
 apid=$!
 id=""
 for _ in $(seq 1 50); do
@@ -50,6 +58,8 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 [ -n "$id" ] || kill "$apid" 2>/dev/null
+check "... and so does a run that is not streamed (SHARNESS_STREAM=0)" \
+	wait_line "$tmp/adm.err" "waiting for a person's approval: $id (sharness-client approve $id)"
 client_run "${P[@]}" deny "$id" --json
 check_eq "deny --json: exit 0" "$RC" 0
 wait "$apid"; arc=$?
