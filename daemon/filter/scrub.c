@@ -115,6 +115,10 @@ struct scrub_stream {
 	size_t npm[2];
 	int cur, rescan;
 	size_t done;
+	/* The most of buf and of view ever filled: only those bytes held
+	 * output, so only they are wiped at the end (a short run's output
+	 * touches a page of the 128 KiB window, not all 32). */
+	size_t buf_used, view_used;
 	size_t clean; /* buf[0, clean) holds no escape the view would decode */
 	size_t nurl;  /* "://" found in this window's raw scan */
 	int url_dense; /* the last window held many: find "://" without Vectorscan */
@@ -425,6 +429,8 @@ static int process(struct scrub_stream *s, int mode)
 				return -1;
 		}
 		vlen = scrub_view_build(s->buf, len, first, s->view, s->map);
+		if (vlen > s->view_used)
+			s->view_used = vlen;
 		s->raw = s->buf;
 		s->rawlen = len;
 		if (scan(s, s->view, vlen, view_index(s->map, vlen, ctx), view_index(s->map, vlen, commit), eof, 0) <
@@ -510,6 +516,8 @@ int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len)
 		size_t room = WINDOW - s->len, n = len < room ? len : room;
 		memcpy(s->buf + s->len, buf, n);
 		s->len += n;
+		if (s->len > s->buf_used)
+			s->buf_used = s->len;
 		buf += n;
 		len -= n;
 		if (s->len == WINDOW && process(s, PROCESS_FULL) < 0) {
@@ -531,6 +539,8 @@ int scrub_stream_wrote(struct scrub_stream *s, size_t n)
 	if (n > WINDOW - s->len)
 		n = WINDOW - s->len;
 	s->len += n;
+	if (s->len > s->buf_used)
+		s->buf_used = s->len;
 	if (s->len == WINDOW && process(s, PROCESS_FULL) < 0) {
 		errno = ENOMEM;
 		return -1;
@@ -574,11 +584,11 @@ void scrub_stream_free(struct scrub_stream *s)
 	if (!s)
 		return;
 	if (s->buf) {
-		explicit_bzero(s->buf, WINDOW);
+		explicit_bzero(s->buf, s->buf_used);
 		free(s->buf);
 	}
 	if (s->view) {
-		explicit_bzero(s->view, WINDOW);
+		explicit_bzero(s->view, s->view_used);
 		free(s->view);
 	}
 	free(s->map);
