@@ -17,7 +17,8 @@
 # and the ratios sharness/bwrap and client/bwrap (aim: <= 1.0, SPEC §15.5).
 # Uses the e2e harness to start the daemon on a free port with throwaway
 # certificates.
-#   ROUNDTRIP_N (300)  ROUNDTRIP_WARMUP (30)  ROUNDTRIP_CONFIG (extra config JSON)
+#   ROUNDTRIP_N (300)  ROUNDTRIP_WARMUP (30)  ROUNDTRIP_CONFIG (extra config JSON; default
+#   {"prewarm": 2}, the daemon's own default: the tests' harness builds 1)
 #   ROUNDTRIP_GAPS ("0 10": back to back, then a 10 ms pause before each sample)
 #   ROUNDTRIP_CLIENT_N (100): fresh client processes per round
 set -u
@@ -27,7 +28,7 @@ CN=${ROUNDTRIP_CLIENT_N:-100} # fresh clients per round: each is a whole TLS set
 WARM=${ROUNDTRIP_WARMUP:-30}
 RT=$(realpath -m "${BUILD:-build}/bench/roundtrip")
 . tests/e2e/lib.sh >/dev/null
-e2e_start "${ROUNDTRIP_CONFIG:-}" >/dev/null
+e2e_start "${ROUNDTRIP_CONFIG:-{\"prewarm\": 2\}}" >/dev/null
 SHARNESS_TICKETS=$(mktemp -d "${XDG_RUNTIME_DIR:-/dev/shm}/sharness-bench.XXXXXX") || exit 1
 export SHARNESS_TICKETS
 export SHARNESS_RELAY=on # opt-in (client/relay.h); lib.sh turns it off

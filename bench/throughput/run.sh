@@ -26,10 +26,10 @@ bwrap_rate() { # two loops at once; launches per second in all
 	a=$(field mean_ms "$(cat "$1.a")") b=$(field mean_ms "$(cat "$1.b")")
 	awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f", 1000 / a + 1000 / b}'
 }
-c_rate() { # the daemon as load.sh configures it, the C clients
+c_rate() { # the daemon as load.sh configures it (prewarm: the daemon's default, 2), the C clients
 	(
 		. tests/e2e/lib.sh >/dev/null
-		e2e_start '{"max_runs": 16, "queue_max": 0, "limits": {"connections": 48}}' >/dev/null
+		e2e_start '{"max_runs": 16, "queue_max": 0, "limits": {"connections": 48}, "prewarm": 2}' >/dev/null
 		"${BUILD:-build}/bench/loadclient" 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" \
 			32 "$RUNS" >"$1" 2>"$1.err"
 		echo $? >"$1.rc"
@@ -39,7 +39,7 @@ c_rate() { # the daemon as load.sh configures it, the C clients
 	field runs_per_s "$(cat "$1")"
 }
 sharness_rate() {
-	LOAD_CLIENTS=32 LOAD_RUNS=$RUNS LOAD_MAX_RUNS=16 bash tests/e2e/load.sh 2>&1 | tee "$1.log" |
+	LOAD_CLIENTS=32 LOAD_RUNS=$RUNS LOAD_MAX_RUNS=16 LOAD_PREWARM=2 bash tests/e2e/load.sh 2>&1 | tee "$1.log" |
 		sed -n 's/^# load: \([0-9.]*\) runs\/s.*/\1/p' | head -1
 }
 tmp=$(mktemp -d)

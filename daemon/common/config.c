@@ -52,7 +52,10 @@
 #define DEFAULT_QUEUE_MAX 64u
 #define DEFAULT_MAX_JOBS 8u        /* live jobs per certificate */
 #define DEFAULT_JOB_RETAIN_S 600u  /* a finished job's output stays readable */
-#define DEFAULT_PREWARM 1u
+/* Two: back to back, the next request takes the second while the first is
+ * replaced (a replacement is built after its run, launcher.h); with one it
+ * waited for that build (docs/bench.md, session 11). */
+#define DEFAULT_PREWARM 2u
 #define DEFAULT_DISK_MAX_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_DISK_MAX_INODES UINT64_C(100000)
 #define DEFAULT_DISK_RESERVE_BYTES (UINT64_C(256) << 20)

@@ -45,7 +45,7 @@ struct config {
 	unsigned queue_timeout_s;      /* how long one waits, 1-3600, default 30 */
 	unsigned max_jobs;             /* live jobs per certificate, 0-256, default 8 (0: no jobs) */
 	unsigned job_retain_s;         /* a finished job stays readable, 1-86400, default 600 */
-	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 1 */
+	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 2 */
 	unsigned landlock_min_abi;     /* refuse to start below this Landlock ABI; 1-8, default 1 */
 	char *proxy_listen;            /* reserved for the egress proxy; NULL until issue 6 */
 	char *source;                  /* file it came from, or "(embedded defaults)" */

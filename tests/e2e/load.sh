@@ -5,7 +5,7 @@
 # of the uid range, no run cgroup, no mount, no fd growth in the launcher or
 # the front, flat memory.  Prints runs/s and RSS before/after.
 #
-#   LOAD_CLIENTS (4)  LOAD_RUNS (200)  LOAD_MAX_RUNS (clients/2, so 503s happen)
+#   LOAD_CLIENTS (4)  LOAD_RUNS (200)  LOAD_MAX_RUNS (clients/2, so 503s happen)  LOAD_PREWARM (1)
 # The fast version runs in `make test`; `make stress` runs 32 clients x 10,000.
 . "$(dirname "$0")/lib.sh"
 
@@ -14,7 +14,7 @@ RUNS=${LOAD_RUNS:-200}
 MAX_RUNS=${LOAD_MAX_RUNS:-$(( CLIENTS / 2 > 0 ? CLIENTS / 2 : 1 ))}
 LOADCLIENT=$ROOT/tests/stress/loadclient.py
 
-e2e_start "{\"max_runs\": $MAX_RUNS, \"queue_max\": ${LOAD_QUEUE_MAX:-0}, \"limits\": {\"connections\": $((CLIENTS + 16))}}"
+e2e_start "{\"max_runs\": $MAX_RUNS, \"queue_max\": ${LOAD_QUEUE_MAX:-0}, \"limits\": {\"connections\": $((CLIENTS + 16))}, \"prewarm\": ${LOAD_PREWARM:-1}}"
 . "$ROOT/tests/stress/leakcheck.sh"
 
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
