@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/ssl.h>
 
 #include "api.h"
 #include "buf.h"
@@ -432,13 +431,7 @@ int main(int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	/* Writing to a closed socket or pipe must be an error return, not death. */
 	signal(SIGPIPE, SIG_IGN);
-	/* Do not read OPENSSLDIR/openssl.cnf: it could load engines or
-	 * providers (dlopen) and change our TLS settings from outside.  No
-	 * OPENSSL_cleanup() at exit either: freeing OpenSSL's provider and
-	 * name tables one by one costs about 0.5 ms of a fresh `run`'s 5
-	 * (docs/bench.md) and frees nothing the exit does not; the secrets
-	 * are wiped where they are freed (SSL_free, ticket.c). */
-	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL);
+	/* OpenSSL is started where it is first needed (tls_lib_init, tls.h). */
 
 	int p = parse(argc, argv, &a);
 	if (p != 0) {

@@ -23,6 +23,8 @@
 #include <openssl/opensslv.h>
 #include <openssl/evp.h>
 
+#include "tls.h"
+
 /* Bumped when what a file holds or how it is named changes. */
 #define TICKET_TAG "sharness-client ticket v1"
 /* The CA, certificate and key files are hashed in whole, up to this size:
@@ -211,6 +213,7 @@ SSL_SESSION *ticket_load(const struct conf *c)
 	SSL_SESSION *s = NULL;
 	struct stat st;
 	ssize_t got = 0;
+	tls_lib_init();
 	/* The directory first: with tickets off (or no place for them) the
 	 * files are not even hashed. */
 	char dir[4096];
@@ -246,6 +249,7 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	char name[65], tmp[96];
 	unsigned char *der = NULL, lean[TICKET_MAX];
 	long len = -1;
+	tls_lib_init();
 	if (!s || !usable(s))
 		return;
 	char dir[4096];

@@ -185,9 +185,16 @@ static int verify_daemon(X509_STORE_CTX *xs, void *arg)
 	return X509_verify_cert(xs);
 }
 
+void tls_lib_init(void)
+{
+	/* Idempotent and thread-safe in OpenSSL itself. */
+	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 SSL_CTX *tls_ctx_new(const struct conf *c, char *err, size_t errlen)
 {
 	char why[256];
+	tls_lib_init();
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx) {
 		tls_reason(why, sizeof why);

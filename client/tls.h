@@ -28,6 +28,16 @@ struct tls_conn {
 	int ca_loaded, own_loaded;
 };
 
+/* Starts OpenSSL, once per process, before any other call into it: without
+ * its config file, which could load engines or providers (dlopen) and
+ * change our TLS settings from outside, and with nothing freed at exit
+ * (freeing its provider and name tables one by one frees nothing the exit
+ * does not; the secrets are wiped where they are freed: SSL_free, ticket.c).
+ * Called where OpenSSL is first needed (tls_ctx_new, ticket.c, doctor.c),
+ * not in main: a run the relay carries never starts it, which is a
+ * quarter of a fresh client's CPU (docs/bench.md). */
+void tls_lib_init(void);
+
 /* The context every connection of this process uses: the checks above,
  * tickets handed to `fresh`, the three files checked for reading.  NULL
  * with err set ("cannot read the client key K: ... (set --key or

@@ -82,6 +82,17 @@ check_eq "run under strace: output arrives" "$(cat "$tmp/out")" $'child\nsub'
 check_eq "run under strace: exactly one execve (its own), no new process (threads only)" \
 	"$(grep -cE 'execve' "$tmp/st") $(grep -E 'clone|fork' "$tmp/st" | grep -vc 'CLONE_THREAD')" "1 0"
 
+# OpenSSL's config file could load engines or providers and change the TLS
+# settings from outside: the client never reads it (tls.h, tls_lib_init),
+# neither the one OPENSSL_CONF names nor the built-in one.
+printf 'openssl_conf = bad\n' >"$T/openssl.cnf"
+cnf_unread() { # ARGS...: the client under strace; true when it opened no config file
+	OPENSSL_CONF=$T/openssl.cnf strace -f -qq -e trace=open,openat -o "$tmp/st.cnf" "$C" "$@" >/dev/null 2>&1
+	! grep -q 'openssl\.cnf' "$tmp/st.cnf"
+}
+check "run over its own TLS connection reads no openssl.cnf" cnf_unread run -- true
+check "doctor reads no openssl.cnf" cnf_unread doctor
+
 # Reading commands
 client_run profiles
 check_eq "profiles: exit 0" "$RC" 0

@@ -45,6 +45,11 @@ AGENT_SECRET=do-not-keep client_run run -- echo first
 check_eq "first client: the run works (its own connection)" "$RC/$OUT" $'0/first\n'
 check "a relay is running for this identity" wait_for 5 relay_pids
 check "its socket is there" wait_for 5 has_sock
+# OpenSSL is started only where TLS is used (client/tls.h): a client the
+# relay carries starts none of it, so it reads no openssl.cnf either.
+printf 'openssl_conf = bad\n' >"$T/openssl.cnf"
+OPENSSL_CONF=$T/openssl.cnf strace -f -qq -e trace=open,openat -o "$T/st.cnf" "$CLIENT" run -- true >/dev/null 2>&1
+check "a client through the relay reads no openssl.cnf" bash -c "! grep -q 'openssl\.cnf' '$T/st.cnf'"
 S=$(sock)
 P=$(relay_pids | head -1)
 check_match "the socket is named by the identity" "$(basename "$S")" '^[0-9a-f]{32}\.relay$'
