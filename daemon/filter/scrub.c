@@ -515,15 +515,10 @@ int scrub_stream_feed(struct scrub_stream *s, const char *buf, size_t len)
 	while (len > 0) {
 		size_t room = WINDOW - s->len, n = len < room ? len : room;
 		memcpy(s->buf + s->len, buf, n);
-		s->len += n;
-		if (s->len > s->buf_used)
-			s->buf_used = s->len;
+		if (scrub_stream_wrote(s, n) < 0)
+			return -1;
 		buf += n;
 		len -= n;
-		if (s->len == WINDOW && process(s, PROCESS_FULL) < 0) {
-			errno = ENOMEM;
-			return -1;
-		}
 	}
 	return 0;
 }
