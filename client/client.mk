@@ -9,7 +9,10 @@
 CLIENT_SRCS   := $(sort $(wildcard client/*.c))
 CLIENT_OBJS   := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 CLIENT_CFLAGS := $(OPT) $(WARN) -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
-                 -fstack-clash-protection -fcf-protection -D_GNU_SOURCE -MMD -MP
+                 -fstack-clash-protection -fcf-protection -D_GNU_SOURCE -MMD -MP \
+                 -iquote daemon/common
+# (daemon/common for its header-only helpers, monotime.h: nothing of the
+# daemon is compiled into or linked with the client.)
 # The link line comes from the libraries' own .pc files, so it follows what
 # this system's build of them needs: Debian 13's libcrypto.a also calls zlib
 # and zstd (Libs.private), Debian 12's does not.  Expanded only when the

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
 
 #include "buf.h"
+#include "monotime.h"
 #include "relay.h"
 #include "replyend.h"
 #include "ticket.h"
@@ -55,15 +55,8 @@ static int link_write(struct link *l, const char *p, size_t n)
 struct slow {
 	void (*fn)(void *arg);
 	void *arg;
-	long long due;
+	int64_t due;
 };
-
-static long long mono_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* Whether a byte of the reply can be read now without blocking.  Under
  * TLS a readable socket may hold only the daemon's session tickets, which
@@ -89,7 +82,7 @@ static void slow_check(struct link *l, struct slow *s)
 	for (;;) {
 		if (l->tls.ssl && SSL_has_pending(l->tls.ssl))
 			return;
-		long long left = s->due - mono_ms();
+		int64_t left = s->due - monotime_ms();
 		struct pollfd p = {.fd = l->tls.ssl ? l->tls.fd : l->relay_fd, .events = POLLIN};
 		int n = left > 0 ? poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left) : 0;
 		if (n < 0 && errno == EINTR)
@@ -261,7 +254,7 @@ int http_request(const struct conf *c, const char *method, const char *path, con
 		goto out;
 	}
 	why[0] = '\0';
-	slow.due = mono_ms() + slow_ms;
+	slow.due = monotime_ms() + slow_ms;
 
 	/* Read until the reply is complete by its own framing, or EOF. */
 	char chunk[65536];

@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "buf.h"
+#include "monotime.h"
 
 /*
  * Approvals in sight (SPEC §15.3): the request carries a nonce of ours in
@@ -140,13 +141,6 @@ static long retry_window_s(void)
 	return s;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 /* A streamed reply: NDJSON lines, each one event (SPEC §15.3). */
 struct events {
 	const struct run_opts *o;
@@ -254,7 +248,7 @@ static int call_with_retry(const struct conf *c, json_t *req, const struct run_o
 		x.slow_arg = &w;
 		x.slow_ms = WATCH_FIRST_MS;
 	}
-	uint64_t end = mono_ms() + (uint64_t)retry_window_s() * 1000u;
+	int64_t end = monotime_ms() + (int64_t)retry_window_s() * 1000;
 	long step_ms = 500;
 	int rc, status;
 	for (;;) {
@@ -266,7 +260,7 @@ static int call_with_retry(const struct conf *c, json_t *req, const struct run_o
 		if (wait_ms < step_ms)
 			wait_ms = step_ms;
 		wait_ms += (long)(random() % (wait_ms / 5 + 1));
-		if (mono_ms() + (uint64_t)wait_ms > end)
+		if (monotime_ms() + wait_ms > end)
 			break; /* err holds the daemon's 503 sentence */
 		struct timespec t = {.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1000000L};
 		while (nanosleep(&t, &t) < 0 && errno == EINTR)
