@@ -57,6 +57,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -269,6 +270,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		goto out;
 	}
 	rc = still_pending(listener, req) && privsep_send(run->actor.sock, &q, sizeof(q), &cwd, 1) == 0 ? 1 : -EACCES;
+	run->actor_busy += rc == 1;
 	close(cwd);
 out:
 	close(sock);
@@ -533,8 +535,10 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	if (run->actor.pid <= 0)
 		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the file actor did not start with the sandbox (%s)%s",
 		     strerror(run->actor_err), actor_hint(run->actor_err));
-	else if (privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0)
+	else if (privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0) {
+		run->actor_busy++;
 		rc = 1;
+	}
 out:
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -563,6 +567,10 @@ int notify_actor_answer(int listener, struct notify_run *run)
 			return -1; /* as if the actor ended: the run is stopped (watch.c) */
 		}
 	}
+	/* Answered in full: the actor closed what it opened and waits for the
+	 * next request. */
+	if (run->actor_busy > 0)
+		run->actor_busy--;
 	r.what[sizeof(r.what) - 1] = '\0';
 	static const uint32_t kinds[] = {[ACTOR_DENIED_GIT] = PRIVSEP_DENIAL_GIT, [ACTOR_DENIED_MODE] = PRIVSEP_DENIAL_MODE,
 	                                 [ACTOR_DENIED_UNIX] = PRIVSEP_DENIAL_UNIX,
@@ -597,7 +605,23 @@ int notify_actor_answer(int listener, struct notify_run *run)
 	return 0;
 }
 
+/* An actor that answered every request it was given (actor_busy 0) waits
+ * in recv for the next one (asrun/actor_serve.c): what it opened for a
+ * request it closed before the answer, or before ACTOR_CLOSED, which
+ * notify_actor_answer waited for.  Killed there, it makes no call of the
+ * run's any more, so the reply need not wait for its exit (a few hundred
+ * microseconds: the teardown of a copy of the supervisor's memory).  One
+ * still at work may be in the middle of a write of the run's: it is waited
+ * for, so that the write lands before the exit record. */
 void notify_stop(struct notify_run *run)
+{
+	if (run->actor.pid > 0 && run->actor_busy == 0)
+		kill(run->actor.pid, SIGKILL);
+	else
+		actor_stop(&run->actor);
+}
+
+void notify_reap(struct notify_run *run)
 {
 	actor_stop(&run->actor);
 }

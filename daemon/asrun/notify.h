@@ -19,6 +19,7 @@ struct notify_run {
 	uint16_t tcp_port;  /* the proxy's port, 0 when the profile has no network */
 	struct actor actor; /* the run's file actor (actor.c): its writes and unix connects */
 	int actor_err;      /* why the actor did not start with the sandbox, when actor.pid is 0 */
+	unsigned actor_busy; /* requests handed to the actor and not yet answered in full */
 	unsigned n_denied;  /* calls refused so far (connects, .git, modes) */
 	char denied[240];   /* the last of them, for the log */
 	struct privsep_denial first[PRIVSEP_DENIALS_MAX]; /* for the reply */
@@ -34,7 +35,13 @@ int notify_answer(int listener, struct notify_run *run);
 /* Pass on one answer of the actor.  -1 when the actor is gone. */
 int notify_actor_answer(int listener, struct notify_run *run);
 
-/* Stop the actor, if one was started. */
+/* Stop the actor, if one was started: kill it, and wait for it only while
+ * it may still be at work (notify.c says why the idle one is not waited
+ * for); notify_reap reaps it in that case, once the reply is sent. */
 void notify_stop(struct notify_run *run);
+
+/* Kill the actor, if notify_stop has not, and reap it: before the
+ * supervisor exits, and at once when the actor failed. */
+void notify_reap(struct notify_run *run);
 
 #endif

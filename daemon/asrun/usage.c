@@ -17,20 +17,63 @@
 #include "usage.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdio.h"
 #include "runcg_layout.h"
 
-/* The value of `key` in a flat-keyed file ("key value" lines). */
-static int read_key(const char *dir, const char *file, const char *key, uint64_t *out)
+static int open_in(const char *dir, const char *file)
 {
-	char path[PATH_MAX + 64], buf[4096], *end;
+	char path[PATH_MAX + 64];
+	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0)
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+void usage_open(const struct run_cgroup *cg, struct usage_files *f)
+{
+	bool v2 = S.layout == LAYOUT_V2;
+	*f = (struct usage_files){-1, -1, -1, -1, -1};
+	if (!cg)
+		return;
+	f->cpu_stat = open_in(cg->v2_dir, "cpu.stat");
+	f->memory_peak = open_in(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+	f->pids_peak = open_in(cg->procs_dir, "pids.peak");
+	f->pids_events = open_in(cg->procs_dir, "pids.events");
+	f->memory_events = open_in(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control");
+}
+
+/* Read a counter file from its start, once, and close it. */
+static int take(int *fd, char *buf, size_t len)
+{
+	ssize_t n = *fd >= 0 ? pread(*fd, buf, len - 1, 0) : -1;
+	fdio_close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int read_u64(int *fd, uint64_t *out)
+{
+	char buf[64], *end;
+	if (take(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return errno || end == buf ? -1 : 0;
+}
+
+/* The value of `key` in a flat-keyed file ("key value" lines). */
+static int read_key(int *fd, const char *key, uint64_t *out)
+{
+	char buf[4096], *end;
 	size_t klen = strlen(key);
 
-	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ||
-	    fdio_read_file(path, buf, sizeof(buf)) < 0)
+	if (take(fd, buf, sizeof(buf)) < 0)
 		return -1;
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		if (strncmp(l, key, klen) != 0 || l[klen] != ' ')
@@ -45,22 +88,19 @@ static int read_key(const char *dir, const char *file, const char *key, uint64_t
 	return -1;
 }
 
-void usage_read(const struct run_cgroup *cg, struct privsep_usage *u)
+void usage_read(struct usage_files *f, struct privsep_usage *u)
 {
 	uint64_t v;
-	bool v2 = S.layout == LAYOUT_V2;
 
 	memset(u, 0, sizeof(*u));
-	if (!cg)
-		return;
-	if (cg->v2_dir[0] && read_key(cg->v2_dir, "cpu.stat", "usage_usec", &v) == 0)
+	if (read_key(&f->cpu_stat, "usage_usec", &v) == 0)
 		u->have |= PRIVSEP_USAGE_CPU, u->cpu_us = v;
-	if (cg->mem_dir[0] && cg_read_u64(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes", &v) == 0)
+	if (read_u64(&f->memory_peak, &v) == 0)
 		u->have |= PRIVSEP_USAGE_PEAK_MEMORY, u->peak_memory_bytes = v;
-	if (cg_read_u64(cg->procs_dir, "pids.peak", &v) == 0)
+	if (read_u64(&f->pids_peak, &v) == 0)
 		u->have |= PRIVSEP_USAGE_PEAK_PIDS, u->peak_pids = v;
-	if (read_key(cg->procs_dir, "pids.events", "max", &v) == 0)
+	if (read_key(&f->pids_events, "max", &v) == 0)
 		u->have |= PRIVSEP_USAGE_PIDS_LIMITED, u->pids_limited = v > 0;
-	if (cg->mem_dir[0] && read_key(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control", "oom_kill", &v) == 0)
+	if (read_key(&f->memory_events, "oom_kill", &v) == 0)
 		u->have |= PRIVSEP_USAGE_OOM, u->oom_killed = v > 0;
 }

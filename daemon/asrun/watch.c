@@ -229,6 +229,8 @@ noreturn void watch_run(struct watch *w)
 	disk_start(w, &disk);
 	hand_over(w);
 	uint64_t started_us = us_since(&w->t0);
+	struct usage_files usage;
+	usage_open(sb->cg, &usage); /* while the command starts */
 
 	memset(&ex, 0, sizeof(ex));
 	uint64_t deadline = (uint64_t)w->req->timeout_s * 1000;
@@ -274,7 +276,7 @@ noreturn void watch_run(struct watch *w)
 			unsigned denied = nr.n_denied;
 			if (!(pfd[4].revents & POLLIN) || sb->notify < 0 || notify_actor_answer(sb->notify, &nr) < 0) {
 				/* Calls it held would wait forever: fail closed. */
-				notify_stop(&nr);
+				notify_reap(&nr);
 				snprintf(ex.message, sizeof(ex.message),
 				         "The run's file actor ended unexpectedly; the run was stopped.");
 				ex.error = PRIVSEP_ERR_SETUP;
@@ -328,12 +330,13 @@ noreturn void watch_run(struct watch *w)
 	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited;
 	if (!reported)
 		ex.cleanup_failed = supervise_stop(sb) < 0;
-	usage_read(sb->cg, &ex.usage);
+	usage_read(&usage, &ex.usage);
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&w->t0);
 	ex.n_denied = nr.n_denied;
 	memcpy(ex.denied, nr.first, sizeof(ex.denied));
 	privsep_send_nowait(w->chan, &ex, sizeof(ex), NULL, 0);
+	notify_reap(&nr);
 	if (reported && supervise_stop(sb) < 0)
 		ex.cleanup_failed = 1;
 	runcg_release(sb->cg);

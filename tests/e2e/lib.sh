@@ -115,6 +115,7 @@ api() { # METHOD PATH [BODY] [ROLE]
 	local args=(-s -o "$out" -w '%{http_code}' --cacert "$T/certs/ca.pem" -X "$method")
 	[ "$role" != none ] && args+=(--cert "$T/certs/$role.pem" --key "$T/certs/$role.key")
 	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+	[ -n "${API_MAX_TIME:-}" ] && args+=(--max-time "$API_MAX_TIME") # a hang fails the check (STATUS 000)
 	STATUS=$(curl "${args[@]}" "https://127.0.0.1:$PORT$path")
 	BODY=$(cat "$out" 2>/dev/null)
 	rm -f "$out"

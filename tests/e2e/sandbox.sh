@@ -285,6 +285,26 @@ JOB=$(jf .job_id)
 for _ in $(seq 1 80); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
 check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
 
+# --- the reply and the file actor's last write ---------------------------------
+# The reply goes once the run's processes are gone; the actor, which made
+# their writes, is killed then and waited for only while a write of theirs
+# is still in its hands (asrun/notify.c, notify_stop).  A writer killed
+# mid-stream: once the reply is here, the file changes no more.
+run_cmd '(i=0; while :; do i=$((i + 1)); echo "$i" >> actor-last.txt; done) & sleep 0.3' build
+check_eq "a run whose background writer is killed at its end: 200, exit 0" "$STATUS $(jf .exit)" "200 0"
+first=$(wc -l <"$WS/actor-last.txt" 2>/dev/null)
+sleep 0.3
+check "... the writer wrote through the actor (${first:-no} lines)" test "${first:-0}" -gt 0
+check_eq "... and once the reply came the file changed no more" "$(wc -l <"$WS/actor-last.txt" 2>/dev/null)" "$first"
+rm -f "$WS/actor-last.txt"
+# A write still in the actor's hands at the end: an open of a FIFO that no
+# one reads blocks in the actor.  The run still ends at once, and leaves no
+# process behind (the actor is killed out of the open and reaped).
+API_MAX_TIME=20 run_cmd 'mkfifo actor-fifo && { (exec 3>actor-fifo) & sleep 0.3; }' build
+check_eq "a run that leaves a write blocked in the actor: 200, exit 0" "$STATUS $(jf .exit)" "200 0"
+check_settled "... and nothing of it is left (no actor, no cgroup)"
+rm -f "$WS/actor-fifo"
+
 # --- small leaks (issue 12) ----------------------------------------------------
 # The init is a fork of the launcher: its command line (the daemon's, with
 # the config path) is emptied; the host's boot line is an empty read-only file.
