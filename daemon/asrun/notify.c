@@ -608,16 +608,16 @@ int notify_actor_answer(int listener, struct notify_run *run)
 /* An actor that answered every request it was given (actor_busy 0) waits
  * in recv for the next one (asrun/actor_serve.c): what it opened for a
  * request it closed before the answer, or before ACTOR_CLOSED, which
- * notify_actor_answer waited for.  Killed there, it makes no call of the
- * run's any more, so the reply need not wait for its exit (a few hundred
- * microseconds: the teardown of a copy of the supervisor's memory).  One
- * still at work may be in the middle of a write of the run's: it is waited
- * for, so that the write lands before the exit record. */
+ * notify_actor_answer waited for.  Requests come only from us, and we send
+ * none after the run's end, so it is left there and killed after the reply
+ * (notify_reap): its exit, the teardown of a copy of the supervisor's memory
+ * (about 200 microseconds), then no longer runs beside the front's work on
+ * the reply.  One still at work may be in the middle of a write of the
+ * run's: it is killed and waited for, so that the write lands before the
+ * exit record. */
 void notify_stop(struct notify_run *run)
 {
-	if (run->actor.pid > 0 && run->actor_busy == 0)
-		kill(run->actor.pid, SIGKILL);
-	else
+	if (run->actor.pid > 0 && run->actor_busy > 0)
 		actor_stop(&run->actor);
 }
 

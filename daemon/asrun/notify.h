@@ -35,13 +35,12 @@ int notify_answer(int listener, struct notify_run *run);
 /* Pass on one answer of the actor.  -1 when the actor is gone. */
 int notify_actor_answer(int listener, struct notify_run *run);
 
-/* Stop the actor, if one was started: kill it, and wait for it only while
- * it may still be at work (notify.c says why the idle one is not waited
- * for); notify_reap reaps it in that case, once the reply is sent. */
+/* Stop the actor, if one was started and is still at work: kill it and
+ * wait for it.  An idle one is left for notify_reap (notify.c says why). */
 void notify_stop(struct notify_run *run);
 
-/* Kill the actor, if notify_stop has not, and reap it: before the
- * supervisor exits, and at once when the actor failed. */
+/* Kill the actor, if notify_stop has not, and reap it: once the reply is
+ * sent, and at once when the actor failed. */
 void notify_reap(struct notify_run *run);
 
 #endif

@@ -227,5 +227,14 @@ noreturn void sandbox_as_run(const struct sandbox_spec *s)
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
 	(void)!write(s->status_fd, &st, sizeof(st));
+	/* Then wait to be ended: the supervisor kills us once the reply is on
+	 * its way (watch.c); one that died closes the socket.  Our exit
+	 * tears the run's namespaces down, some hundred microseconds of kernel
+	 * work.  Begun right after the write, it ran first on the CPU the
+	 * supervisor had just been woken on (the wakeup expects the writer to
+	 * sleep), and the reply waited for it. */
+	char none;
+	while (read(s->status_fd, &none, 1) < 0 && errno == EINTR)
+		;
 	_exit(0);
 }

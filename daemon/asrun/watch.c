@@ -325,11 +325,13 @@ noreturn void watch_run(struct watch *w)
 	uint64_t exited_us = us_since(&w->t0);
 	/* When the init reported the exit itself, it had already killed and
 	 * reaped every other process of the run (sandbox_run.c): the reply may
-	 * go now, while the init's own exit tears the namespaces down.
+	 * go now, and the init, waiting to be ended, is stopped after it.
 	 * Otherwise (timeout, abort, a failure) the run is stopped first. */
 	bool reported = have_status && sst.kind == SANDBOX_STATUS_EXIT && !ex.timed_out && !ex.disk_limited;
-	if (!reported)
+	if (!reported) {
+		notify_reap(&nr);
 		ex.cleanup_failed = supervise_stop(sb) < 0;
+	}
 	usage_read(&usage, &ex.usage);
 	privsep_header_init(&ex.h, PRIVSEP_EXIT);
 	ex.ms = ms_since(&w->t0);
@@ -337,8 +339,15 @@ noreturn void watch_run(struct watch *w)
 	memcpy(ex.denied, nr.first, sizeof(ex.denied));
 	privsep_send_nowait(w->chan, &ex, sizeof(ex), NULL, 0);
 	notify_reap(&nr);
-	if (reported && supervise_stop(sb) < 0)
-		ex.cleanup_failed = 1;
+	if (reported) {
+		/* Alone in its pid namespace, the init waits to be ended
+		 * (sandbox_run.c); its end ends the namespace. */
+		kill(sb->init, SIGKILL);
+		while (waitpid(sb->init, NULL, 0) < 0 && errno == EINTR)
+			;
+		sb->init = -1;
+		ex.cleanup_failed = supervise_stop(sb) < 0;
+	}
 	runcg_release(sb->cg);
 	if (ex.cleanup_failed)
 		log_warn("run %s: a process outlived the run; uid %u is quarantined", w->req->run_id, w->uid);

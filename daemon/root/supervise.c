@@ -201,9 +201,9 @@ void supervise_kill(struct sandbox_ready *sb)
 int supervise_stop(struct sandbox_ready *sb)
 {
 	int rc = 0;
-	/* The init exits after the command; its pid namespace dies with it
-	 * (every process in it is killed before the init is reaped), so a
-	 * kill is needed only when it is still there. */
+	/* An init that reported the command's exit was ended by watch.c; its
+	 * pid namespace died with it (every process in it is killed before
+	 * the init is reaped).  Any other is killed with the whole cgroup. */
 	if (sb->init > 0 && waitpid(sb->init, NULL, WNOHANG) == 0)
 		supervise_kill(sb);
 	if (sb->init > 0)
