@@ -3,10 +3,15 @@
 #                           vs bwrap --unshare-all --die-with-parent --ro-bind / / true and bash -c true,
 #                           and sharness-client run -- true started fresh each time
 #   ROUNDTRIP_N=300 ROUNDTRIP_WARMUP=30 ROUNDTRIP_GAPS="0 10" (ms pause before each sample) override.
-.PHONY: bench-roundtrip
+#   make bench-ab AB_A=DIR AB_B=DIR   the same round trip of two builds (each DIR: a sharnessd and
+#                           its sharnessd-front), side by side, in alternating blocks (ab.sh)
+.PHONY: bench-roundtrip bench-ab
 $(BUILD)/bench/roundtrip: bench/roundtrip/roundtrip.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lssl -lcrypto
 
 bench-roundtrip: $(BUILD)/sharnessd $(BUILD)/sharness-client $(BUILD)/bench/roundtrip
 	@BUILD=$(BUILD) bench/roundtrip/run.sh
+
+bench-ab: $(BUILD)/sharness-client $(BUILD)/bench/roundtrip
+	@BUILD=$(BUILD) bench/roundtrip/ab.sh "$(AB_A)" "$(AB_B)" $(AB_BLOCKS) $(AB_N)

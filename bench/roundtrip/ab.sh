@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/roundtrip/ab.sh - the round trip of two builds of the daemon, interleaved.
+#
+#   bench/roundtrip/ab.sh DIR_A DIR_B [BLOCKS] [N] [GAPS]
+#   make bench-ab AB_A=DIR_A AB_B=DIR_B
+#
+# Each DIR holds a sharnessd and its sharnessd-front (copies of build/ at two
+# commits).  Both daemons run side by side; blocks of N requests alternate
+# between them (A, B, A, B, ...), BLOCKS blocks each, so that the machine's
+# drift, which on a shared virtual machine is as large as the differences
+# worth measuring, hits both alike.  Per pace (GAPS: ms before each
+# request, "0 10" by default) it prints the median of the blocks' medians for
+# the kept-alive connection and for sharness-client run -- true started
+# fresh through its relay.  Swap A and B for a second run: an order effect
+# shows as a change that follows the position.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+[ $# -ge 2 ] && [ -x "$1/sharnessd" ] && [ -x "$2/sharnessd" ] || {
+	echo "usage: $0 DIR_A DIR_B [BLOCKS] [N] [GAPS]   (each DIR: a sharnessd and its sharnessd-front)" >&2
+	exit 2
+}
+A=$1 B=$2 BLOCKS=${3:-30} N=${4:-40} GAPS=${5:-0 10}
+RT=$(realpath "${BUILD:-build}/bench/roundtrip")
+. tests/e2e/lib.sh >/dev/null
+declare -A TMP PORTS PIDS
+stop_all() {
+	for x in A B; do
+		[ -n "${TMP[$x]:-}" ] || continue
+		T=${TMP[$x]} DAEMON_PID=${PIDS[$x]}
+		pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"
+		e2e_cleanup >/dev/null 2>&1
+	done
+}
+trap stop_all EXIT
+for x in A B; do
+	[ "$x" = B ] && T=$(mktemp -d /tmp/sharness-e2e.XXXXXX)
+	dir=${!x}
+	SHARNESSD=$dir/sharnessd
+	e2e_start '{"prewarm": 2}' >/dev/null
+	TMP[$x]=$T PORTS[$x]=$PORT PIDS[$x]=$DAEMON_PID
+	mkdir -p -m 700 "$T/tickets"
+	(cd "$T/ws" && SHARNESS_RELAY=on "$CLIENT" run -- true >/dev/null) || {
+		echo "ab: the client's first run against $dir failed" >&2
+		exit 1
+	}
+done
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+field() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'; }
+echo "round trip, A = $A, B = $B: $BLOCKS blocks of $N each, alternating ($(uname -r), $(nproc) CPUs)"
+for gap in $GAPS; do
+	export ROUNDTRIP_GAP_MS=$gap
+	declare -A KEPT=([A]= [B]=) FRESH=([A]= [B]=)
+	for _ in $(seq "$BLOCKS"); do
+		for x in A B; do
+			T=${TMP[$x]} P=${PORTS[$x]}
+			k=$("$RT" run 127.0.0.1 "$P" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" 3 | field)
+			c=$(cd "$T/ws" && SHARNESS_URL=https://127.0.0.1:$P SHARNESS_CA=$T/certs/ca.pem \
+				SHARNESS_CERT=$T/certs/app.pem SHARNESS_KEY=$T/certs/app.key SHARNESS_TICKETS=$T/tickets \
+				SHARNESS_RELAY=on "$RT" exec "$N" 3 "$CLIENT" run -- true | field)
+			[ -n "$k" ] && [ -n "$c" ] || { echo "ab: a block against ${!x} failed" >&2; exit 1; }
+			KEPT[$x]+=" $k" FRESH[$x]+=" $c"
+		done
+	done
+	for x in A B; do
+		printf '  %s ms pause  %s  kept-alive %8s ms   fresh client %8s ms\n' "$gap" "$x" \
+			"$(printf '%s\n' ${KEPT[$x]} | median)" "$(printf '%s\n' ${FRESH[$x]} | median)"
+	done
+done
