@@ -140,6 +140,12 @@ static int seccomp_front(char *err, size_t errlen)
 	/* prctl: thread names only (everything else was set before this). */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+#ifdef __SANITIZE_ADDRESS__
+	/* The ASan runtime asks at exit whether we are dumpable: without this
+	 * the front of `make asan` ended by SIGSYS at every shutdown. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_GET_DUMPABLE));
+#endif
 	/* Every thread that exists already (none should) gets it too. */
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);

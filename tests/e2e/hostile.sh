@@ -474,6 +474,10 @@ check "launcher still running" kill -0 "$DAEMON_PID"
 # With a long idle timeout, a connection that has not shown a verified
 # certificate is still dropped after the 5 s pre-authentication limit.
 e2e_stop
+# Its lockdown's allowlist held through all of the above and the shutdown
+# (the ASan runtime once asked prctl(PR_GET_DUMPABLE) at exit: SIGSYS).
+check_eq "the front made no call off its allowlist, its shutdown included" \
+	"$(grep -c 'made syscall' "$T/daemon.log")" 0
 IDLE=9
 e2e_start "{\"limits\": {\"idle_timeout_s\": $IDLE}}"
 for k in tcp handshake tls; do
@@ -498,3 +502,5 @@ check "the cut is logged" grep -q "showed no verified certificate within 10 s" "
 BODY=$(H steady 3 14)
 check_eq "a verified client asking every 3 s is never cut ($(jf .answered) answers)" "$(jf .cut)/$(( $(jf .answered) >= 4 ))" false/1
 alive "after the tricklers"
+e2e_stop
+check_eq "... nor after the tricklers, its shutdown included" "$(grep -c 'made syscall' "$T/daemon.log")" 0
