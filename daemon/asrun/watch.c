@@ -338,8 +338,8 @@ noreturn void watch_run(struct watch *w)
 	ex.n_denied = nr.n_denied;
 	memcpy(ex.denied, nr.first, sizeof(ex.denied));
 	privsep_send_nowait(w->chan, &ex, sizeof(ex), NULL, 0);
-	notify_reap(&nr);
 	if (reported) {
+		notify_reap(&nr);
 		/* Alone in its pid namespace, the init waits to be ended
 		 * (sandbox_run.c); its end ends the namespace. */
 		kill(sb->init, SIGKILL);
