@@ -24,15 +24,20 @@ head = b""
 while not head.endswith(b"\r\n\r\n"):
     head += f.read(1)
 print("H", head.split(b"\r\n")[0].decode(), "ndjson" if b"application/x-ndjson" in head else "json", flush=True)
+# HTTP chunks are framing only: an event may span two of them.
+pending = b""
 while True:
     size = int(f.readline().strip(), 16)
     if size == 0:
         break
-    data = f.read(size); f.read(2)
-    for line in data.decode().splitlines():
-        print("%.2f %s" % (time.time() - t0, line), flush=True)
+    pending += f.read(size); f.read(2)
+    *lines, pending = pending.split(b"\n")
+    for line in lines:
+        print("%.2f %s" % (time.time() - t0, line.decode()), flush=True)
         if mode == "hangup":
             s.close(); sys.exit(0)
+if pending:
+    print("%.2f %s" % (time.time() - t0, pending.decode()), flush=True)
 PY
 stream() { python3 "$T/reader.py" "$PORT" "$T/certs" "$@" 2>&1; }
 body() { jq -nc --arg c "$1" --argjson x "${2:-{\}}" '{cmd: $c, stream: true} + $x'; }
