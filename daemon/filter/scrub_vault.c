@@ -65,6 +65,14 @@ const unsigned char *scrub_vault_needle(const struct scrub_vault *v, size_t i, s
 static int push(struct scrub_vault *v, const unsigned char *p, size_t n, size_t min)
 {
 	struct needle *nd;
+	/* Vectorscan's literal API refuses a literal that starts with a NUL
+	 * byte (it takes it for an empty string), and a DER line of a key
+	 * starts with one about once in 256 lines: the zeros carry no secret,
+	 * the rest of the needle still finds it. */
+	while (n > 0 && *p == '\0') {
+		p++;
+		n--;
+	}
 	if (n < min)
 		return 0;
 	if (v->n && v->nd[v->n - 1].len == n && memcmp(v->nd[v->n - 1].p, p, n) == 0)

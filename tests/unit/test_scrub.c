@@ -19,6 +19,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -625,10 +626,25 @@ TEST(benign_usr_include)
 	check_unchanged("/usr/include/*.h", b, n);
 }
 
+/* The vault and key files are read when the rules are built: each call
+ * removes the file the previous one made, and the last goes at exit. */
+static char tmp_path[64];
+
+static void tmpfile_remove(void)
+{
+	if (tmp_path[0])
+		unlink(tmp_path);
+	tmp_path[0] = 0;
+}
+
 static char *tmpfile_with(const char *content)
 {
-	static char path[64];
+	static bool registered;
+	char *path = tmp_path;
 	int fd;
+	tmpfile_remove();
+	if (!registered)
+		registered = atexit(tmpfile_remove) == 0;
 	strcpy(path, "/tmp/test_scrub_XXXXXX");
 	fd = mkstemp(path);
 	if (write(fd, content, strlen(content)) < 0)
@@ -650,7 +666,6 @@ TEST(vault_file_parsing)
 		free(o);
 	}
 	scrub_rules_free(r);
-	unlink(tmpfile_with(""));
 	r = scrub_rules_new(tmpfile_with("good=longenough1\n# x\nNAME=short\n"), NULL, err, sizeof err);
 	CHECK(r == NULL);
 	CHECK_CONTAINS(err, ":3: the secret is 5 characters long");
@@ -785,7 +800,13 @@ TEST(tls_key_is_vault)
 	CHECK(k && f && PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL));
 	fclose(f);
 	r = scrub_rules_new(NULL, path, err, sizeof err);
-	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "# scrub_rules_new: %s\n", err);
+		CHECK(r != NULL);
+		unlink(path);
+		EVP_PKEY_free(k);
+		return;
+	}
 	CHECK_EQ_INT(scrub_vault_count(r), 1);
 	f = fopen(path, "r");
 	for (int i = 0; i < 5 && fgets(line, sizeof line, f); i++)
@@ -807,6 +828,34 @@ TEST(tls_key_is_vault)
 	EVP_PKEY_free(k);
 	scrub_rules_free(r);
 	unlink(path);
+}
+
+/* A key whose short last body line decodes to bytes that start with zeros
+ * ("AAAA"): Vectorscan refuses a literal that starts with NUL (needles under
+ * SCRUB_FP_MIN_LEN bytes go to it), and about one RSA key in thirty has such
+ * a line.  The rules still build; the line and its bytes are still found. */
+TEST(pem_line_with_leading_zero_bytes)
+{
+	char pem[256], line[80], err[256] = "", *out;
+	unsigned char der[24] = {0};
+	size_t on;
+	struct scrub_rules *r;
+	snprintf(line, sizeof line, "AAAA%s", "Zm9vYmFyYmF6cXV4MTIz");
+	snprintf(pem, sizeof pem, "-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n", line);
+	r = scrub_rules_new(NULL, tmpfile_with(pem), err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "# scrub_rules_new: %s\n", err);
+		CHECK(r != NULL);
+		return;
+	}
+	out = scrub_buffer(r, line, strlen(line), NULL, NULL);
+	CHECK_STR(out, "[filtered: vault key]");
+	free(out);
+	memcpy(der + 3, "foobarbazqux123", 15); /* the line's bytes */
+	out = scrub_buffer(r, (char *)der, sizeof der, &on, NULL);
+	CHECK(!memmem(out, on, "barbazqux", 9));
+	free(out);
+	scrub_rules_free(r);
 }
 
 /* A private key longer than the hold-back, fed in small pieces: one marker,
@@ -1308,6 +1357,7 @@ int main(void)
 	RUN(vault_encodings);
 	RUN(overlaps_merge);
 	RUN(tls_key_is_vault);
+	RUN(pem_line_with_leading_zero_bytes);
 	RUN(long_pem_streamed);
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
