@@ -52,6 +52,11 @@ bool runcg_has_memory(void);
 /* Kill and remove every run cgroup a crashed predecessor left.
  * Returns the number removed, -1 on error. */
 int runcg_cleanup_stale(char *err, size_t errlen);
+/* At a clean stop, after runcg_cleanup_stale: remove the parent cgroups
+ * start-up made, where they are empty (not a delegated systemd cgroup:
+ * systemd removes that).  Each test daemon takes its own uid range, so
+ * without this every one of them left a sharness-<uid> behind. */
+void runcg_remove_parent(void);
 
 /* A fresh cgroup named `name` (e.g. "run-<id>") with pids.max and, when the
  * controller exists and memory_max > 0, the memory limit. */

@@ -38,6 +38,7 @@ struct runcg_state {
 	bool ready;
 	enum layout layout;
 	char parent_name[NAME_MAX_LEN + 1];
+	bool made_parent; /* the parent cgroups are ours to remove at a stop */
 	struct hier pids, mem, frz; /* v2: all three share the one hierarchy; frz unused */
 	struct hier track;          /* hybrid: the unified mount; v2: same as pids */
 };

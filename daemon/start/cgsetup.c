@@ -269,6 +269,7 @@ static int setup_v2(const char *mnt, char *err, size_t errlen)
 	if (cg_pathf(S.pids.parent, sizeof(S.pids.parent), "%s/runs", base) < 0)
 		return -1;
 	S.pids.on = true;
+	S.made_parent = at_root;
 	if (S.mem.on) {
 		memcpy(S.mem.mnt, S.pids.mnt, sizeof(S.mem.mnt));
 		memcpy(S.mem.parent, S.pids.parent, sizeof(S.mem.parent));
@@ -325,6 +326,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 	int rc;
 
 	S.ready = false;
+	S.made_parent = false;
 	memset(&S.pids, 0, sizeof(S.pids));
 	memset(&S.mem, 0, sizeof(S.mem));
 	memset(&S.frz, 0, sizeof(S.frz));
@@ -365,6 +367,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 	if (setup_v1(&S.pids, "pids", true, err, errlen) < 0 || setup_v1(&S.mem, "memory", false, err, errlen) < 0)
 		goto fail;
 	S.layout = LAYOUT_V1;
+	S.made_parent = true;
 	if (!legacy_only && cg_is_cgroup2(UNIFIED_MNT)) {
 		char own[PATH_MAX], dir[PATH_MAX * 2];
 
@@ -487,6 +490,27 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 		return -1;
 	}
 	return removed;
+}
+
+void runcg_remove_parent(void)
+{
+	const struct hier *hs[4] = {&S.pids, &S.mem, &S.frz, &S.track};
+	char dir[PATH_MAX * 2];
+
+	if (!S.ready || !S.made_parent)
+		return;
+	/* rmdir removes only an empty cgroup: a busy one (EBUSY) stays, and the
+	 * hierarchies that share a directory see ENOENT after the first. */
+	for (int i = 0; i < 4; i++) {
+		if (!hs[i]->on || cg_pathf(dir, sizeof(dir), "%s/%s", hs[i]->mnt, hs[i]->parent) < 0)
+			continue;
+		rmdir(dir);
+		if (S.layout == LAYOUT_V2) { /* <parent>/runs, then <parent> */
+			char *slash = strrchr(dir, '/');
+			*slash = '\0';
+			rmdir(dir);
+		}
+	}
 }
 
 /* ---- read-only probe (sharnessd --doctor) ----------------------------- */

@@ -571,6 +571,7 @@ int main(int argc, char **argv)
 	drop_zero_pages();
 	int code = launcher_serve(&l, ctl[0], front);
 	runcg_cleanup_stale(err, sizeof(err));
+	runcg_remove_parent();
 	log_info("stopped");
 	return code;
 }
