@@ -1,6 +1,8 @@
 /*
- * runcg.c - one cgroup per run through libcgroup 2.0.2: pids.max and the
- * memory limit, SIGKILL of every process of the run, removal afterwards.
+ * runcg.c - one cgroup per run: pids.max and the memory limit, SIGKILL of
+ * every process of the run, removal afterwards.  libcgroup 2.0.2 knows the
+ * mounts, attaches and removes; the run's directories and limits are plain
+ * mkdir and writes (make_dirs says why).
  *
  * Layouts (research/ecosystem.md §2):
  *   v1      every controller on its own v1 hierarchy.  Runs live in
@@ -223,18 +225,6 @@ void cg_free_objects(struct run_cgroup *cg)
 	cg->nlc = 0;
 }
 
-static struct cgroup_controller *ctrl_of(struct run_cgroup *cg, const char *ctrl)
-{
-	int i;
-
-	for (i = 0; i < cg->nlc; i++) {
-		struct cgroup_controller *c = cgroup_get_controller(cg->lc[i], ctrl);
-		if (c)
-			return c;
-	}
-	return NULL;
-}
-
 int cg_read_u64(const char *dir, const char *file, uint64_t *out)
 {
 	char path[PATH_MAX + 64], buf[64], *end;
@@ -258,15 +248,44 @@ static bool exists_in(const char *dir, const char *file)
 	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) == 0 && access(path, F_OK) == 0;
 }
 
+/* One limit file of a run cgroup made by make_dirs. */
+static int put_u64(const char *dir, const char *file, uint64_t v)
+{
+	char path[PATH_MAX + 64], val[32];
+
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ? -1 : fdio_write_file(path, val);
+}
+
+/* The run's directory in each hierarchy (v2: one), by plain mkdir and not
+ * cgroup_create_cgroup: libcgroup 2.0.2 reads /proc/mounts before every
+ * mkdir and every value it writes (five times a run here, and the file
+ * grows with every mount of the box), walks mkdir down from "/" and, on v2,
+ * rewrites each ancestor's subtree_control.  Start-up made the parents and
+ * enabled the controllers once; libcgroup stays for discovery, attach and
+ * removal.  *made is set once anything exists to remove. */
+static int make_dirs(struct run_cgroup *cg, bool *made)
+{
+	const char *dirs[4] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->own_v2_dir ? cg->v2_dir : ""};
+
+	for (int i = 0; i < 4; i++) {
+		if (!dirs[i][0] || (i == 1 && strcmp(dirs[1], dirs[0]) == 0))
+			continue;
+		if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST)
+			return -1;
+		*made = true;
+	}
+	return 0;
+}
+
 struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t memory_max, char *err,
                                 size_t errlen)
 {
 	struct run_cgroup *cg;
-	struct cgroup_controller *c;
 	uint64_t got, mem = 0;
 	char path[PATH_MAX + 32];
 	bool created = false;
-	int rc, e;
+	int e;
 
 	if (!S.ready) {
 		errmsg_set(err, errlen, "cgroup: runcg_init was not called");
@@ -286,59 +305,31 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 		errmsg_set(err, errlen, "cgroup: cannot describe %s: %s", name, strerror(errno));
 		goto err_free;
 	}
-	c = ctrl_of(cg, "pids");
-	if (!c || cgroup_add_value_uint64(c, "pids.max", pids_max) != 0)
+	if (make_dirs(cg, &created) < 0) {
+		e = errno;
+		errmsg_set(err, errlen, "cgroup: cannot create %s: %s", name, strerror(e));
+		errno = e;
+		goto err_delete;
+	}
+	if (put_u64(cg->procs_dir, "pids.max", pids_max) < 0)
 		goto err_value;
 	if (S.mem.on && memory_max > 0) {
 		long pg = sysconf(_SC_PAGESIZE);
-		char mem_parent[PATH_MAX * 2];
+		bool v2 = S.layout == LAYOUT_V2;
 
 		/* The kernel rounds limits down to whole pages; do it here so
 		 * the read-back below compares like with like. */
 		mem = memory_max - memory_max % (uint64_t)pg;
 		if (mem == 0)
 			mem = (uint64_t)pg;
-		cg_pathf(mem_parent, sizeof(mem_parent), "%s/%s", S.mem.mnt, S.mem.parent);
-		c = ctrl_of(cg, "memory");
-		if (!c)
+		if (put_u64(cg->mem_dir, v2 ? "memory.max" : "memory.limit_in_bytes", mem) < 0)
 			goto err_value;
-		if (S.layout == LAYOUT_V2) {
-			if (cgroup_add_value_uint64(c, "memory.max", mem) != 0)
-				goto err_value;
-			/* No swap for runs; only when swap accounting exists. */
-			if (exists_in(mem_parent, "memory.swap.max") &&
-			    cgroup_add_value_uint64(c, "memory.swap.max", 0) != 0)
-				goto err_value;
-		} else {
-			if (cgroup_add_value_uint64(c, "memory.limit_in_bytes", mem) != 0)
-				goto err_value;
-			/* memsw (memory+swap) must be >= the limit and exists only
-			 * with swapaccount=1; set equal = no swap. */
-			if (exists_in(mem_parent, "memory.memsw.limit_in_bytes") &&
-			    cgroup_add_value_uint64(c, "memory.memsw.limit_in_bytes", mem) != 0)
-				goto err_value;
-		}
-	}
-
-	pthread_mutex_lock(&cg_lc_lock);
-	rc = 0;
-	for (int i = 0; i < cg->nlc && rc == 0; i++) {
-		rc = cgroup_create_cgroup(cg->lc[i], 1);
-		if (rc == 0)
-			created = true;
-	}
-	pthread_mutex_unlock(&cg_lc_lock);
-	if (rc != 0) {
-		e = cg_lc_errno(rc);
-		errmsg_set(err, errlen, "cgroup: cannot create %s: %s (%s)", name, cgroup_strerror(rc), strerror(e));
-		errno = e;
-		goto err_delete;
-	}
-	if (cg->own_v2_dir && mkdir(cg->v2_dir, 0755) < 0) {
-		e = errno;
-		errmsg_set(err, errlen, "cgroup: cannot create %s: %s", cg->v2_dir, strerror(e));
-		errno = e;
-		goto err_delete;
+		/* No swap for runs, where swap is accounted: v2 swap.max 0; v1
+		 * memsw (memory+swap, >= the limit) equal to the limit. */
+		if (v2 ? exists_in(cg->mem_dir, "memory.swap.max") && put_u64(cg->mem_dir, "memory.swap.max", 0) < 0
+		       : exists_in(cg->mem_dir, "memory.memsw.limit_in_bytes") &&
+		             put_u64(cg->mem_dir, "memory.memsw.limit_in_bytes", mem) < 0)
+			goto err_value;
 	}
 	/* Fail closed: read the limits back instead of trusting that every
 	 * value reached the kernel. */
@@ -368,9 +359,9 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 	return cg;
 
 err_value:
-	errmsg_set(err, errlen, "cgroup: cannot set a limit value for %s", name);
-	errno = EINVAL;
-	goto err_free;
+	e = errno;
+	errmsg_set(err, errlen, "cgroup: cannot set a limit value for %s: %s", name, strerror(e));
+	errno = e;
 err_delete:
 	e = errno;
 	if (created || cg->own_v2_dir) {
