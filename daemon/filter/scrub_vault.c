@@ -221,6 +221,13 @@ int scrub_vault_load_file(struct scrub_vault *v, int fd, const char *path, char 
 			if (q == eq)
 				s = eq + 1;
 		}
+		/* Text only: a NUL would be cut from a needle's start (push), and
+		 * what is left of such a line may be too short to be a secret. */
+		if (memchr(s, '\0', (size_t)(e - s))) {
+			snprintf(err, errlen, "%s:%zu: the line holds a NUL byte; the secrets file is text, one secret a line",
+			         path, lineno);
+			goto out;
+		}
 		if ((size_t)(e - s) < SCRUB_VAULT_MIN_LEN) {
 			snprintf(err, errlen, "%s:%zu: the secret is %zu characters long; at least %d are required",
 			         path, lineno, (size_t)(e - s), SCRUB_VAULT_MIN_LEN);

@@ -669,6 +669,17 @@ TEST(vault_file_parsing)
 	r = scrub_rules_new(tmpfile_with("good=longenough1\n# x\nNAME=short\n"), NULL, err, sizeof err);
 	CHECK(r == NULL);
 	CHECK_CONTAINS(err, ":3: the secret is 5 characters long");
+	{ /* a NUL byte in a line: refused, not cut (tmpfile_with stops at NUL) */
+		char path[] = "/tmp/test_scrub_nul_XXXXXX";
+		int fd = mkstemp(path);
+		CHECK(fd >= 0 && write(fd, "ok=longenough1\nK=\0\0\0\0\0\0\0\0abc\n", 29) == 29);
+		close(fd);
+		r = scrub_rules_new(path, NULL, err, sizeof err);
+		CHECK(r == NULL);
+		CHECK_CONTAINS(err, ":2: the line holds a NUL byte");
+		scrub_rules_free(r);
+		unlink(path);
+	}
 	r = scrub_rules_new("/nonexistent/secrets", NULL, err, sizeof err);
 	CHECK(r == NULL);
 	CHECK_CONTAINS(err, "/nonexistent/secrets");
