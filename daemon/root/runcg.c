@@ -248,6 +248,11 @@ static bool exists_in(const char *dir, const char *file)
 	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) == 0 && access(path, F_OK) == 0;
 }
 
+int cg_mkdir_ok(const char *path)
+{
+	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 /* One limit file of a run cgroup made by make_dirs. */
 static int put_u64(const char *dir, const char *file, uint64_t v)
 {
@@ -271,7 +276,7 @@ static int make_dirs(struct run_cgroup *cg, bool *made)
 	for (int i = 0; i < 4; i++) {
 		if (!dirs[i][0] || (i == 1 && strcmp(dirs[1], dirs[0]) == 0))
 			continue;
-		if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST)
+		if (cg_mkdir_ok(dirs[i]) < 0)
 			return -1;
 		*made = true;
 	}

@@ -59,13 +59,15 @@ struct run_cgroup {
 };
 
 /* libcgroup calls itself only "theoretically thread safe"; one lock around
- * every call that creates, attaches or deletes. */
+ * every call that attaches or deletes. */
 extern pthread_mutex_t cg_lc_lock;
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cg_lc_errno(int rc);
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 bool cg_name_ok(const char *name);
+/* mkdir that takes an existing directory as made (mkdir -p's last step). */
+int cg_mkdir_ok(const char *path);
 int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);
 
 /* A run cgroup's paths and libcgroup objects (runcg.c). */

@@ -46,11 +46,6 @@ static int cg_relj(char *out, size_t len, const char *a, const char *b)
 	return a[0] ? cg_pathf(out, len, "%s/%s", a, b) : cg_pathf(out, len, "%s", b);
 }
 
-static int cg_mkdir_ok(const char *path)
-{
-	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 
 
 /* A v1 controller's hierarchy: its mount and our parent name in it. */
