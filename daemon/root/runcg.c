@@ -1,8 +1,10 @@
 /*
  * runcg.c - one cgroup per run: pids.max and the memory limit, SIGKILL of
- * every process of the run, removal afterwards.  libcgroup 2.0.2 knows the
- * mounts, attaches and removes; the run's directories and limits are plain
- * mkdir and writes (make_dirs says why).
+ * every process of the run, removal afterwards.  Start-up found the mounts
+ * (start/cgsetup.c, with libcgroup); a run's cgroup is plain file-system
+ * calls on the directories that names: mkdir, writes of the limits and of
+ * the init's pid into cgroup.procs, rmdir (make_dirs says why not
+ * libcgroup's calls).
  *
  * Layouts (research/ecosystem.md §2):
  *   v1      every controller on its own v1 hierarchy.  Runs live in
@@ -40,7 +42,6 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,13 +54,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libcgroup.h>
-
 
 #define KILL_ROUNDS 400 /* v1 kill loop bound: 400 rounds, ~1 s at most */
 
 struct runcg_state S;
-pthread_mutex_t cg_lc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...)
@@ -75,26 +73,6 @@ int cg_pathf(char *out, size_t len, const char *fmt, ...)
 		return -1;
 	}
 	return 0;
-}
-
-/* libcgroup error -> errno, so callers see 0/-1 + errno like everywhere else. */
-int cg_lc_errno(int rc)
-{
-	switch (rc) {
-	case 0:
-		return 0;
-	case ECGOTHER:
-		return cgroup_get_last_errno() ? cgroup_get_last_errno() : EIO;
-	case ECGNONEMPTY:
-		return EBUSY;
-	case ECGROUPNOTEXIST:
-		return ENOENT;
-	case ECGROUPSUBSYSNOTMOUNTED:
-	case ECGROUPNOTMOUNTED:
-		return ENODEV;
-	default:
-		return EIO;
-	}
 }
 
 bool cg_name_ok(const char *name)
@@ -157,11 +135,12 @@ int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen)
 
 
 
-/* Fill cg's paths for `name` without touching the kernel. */
+/* Fill cg's paths for `name` without touching the kernel.  Field by field,
+ * not a memset: only the pages the paths use are touched (RUN_DIR_MAX). */
 int cg_paths(struct run_cgroup *cg, const char *name)
 {
-	memset(cg, 0, sizeof(*cg));
 	cg->kill_fd = cg->freeze_fd = -1;
+	cg->mem_dir[0] = cg->frz_dir[0] = cg->v2_dir[0] = '\0';
 	snprintf(cg->name, sizeof(cg->name), "%s", name);
 	if (cg_pathf(cg->procs_dir, sizeof(cg->procs_dir), "%s/%s/%s", S.pids.mnt, S.pids.parent, name) < 0 ||
 	    cg_pathf(cg->pids_rel, sizeof(cg->pids_rel), "/%s/%s", S.pids.parent, name) < 0)
@@ -179,50 +158,14 @@ int cg_paths(struct run_cgroup *cg, const char *name)
 	return 0;
 }
 
-/* libcgroup objects for every hierarchy the run lives in (values unset). */
-int cg_objects(struct run_cgroup *cg)
+const struct hier *cg_dir_too_long(void)
 {
-	char full[PATH_MAX * 2];
+	const struct hier *hs[4] = {&S.pids, &S.mem, &S.frz, &S.track};
 
-	if (S.layout == LAYOUT_V2) {
-		if (cg_pathf(full, sizeof(full), "%s/%s", S.pids.parent, cg->name) < 0 ||
-		    !(cg->lc[0] = cgroup_new_cgroup(full)) || !cgroup_add_controller(cg->lc[0], "pids") ||
-		    (S.mem.on && !cgroup_add_controller(cg->lc[0], "memory")))
-			goto nomem;
-		cg->nlc = 1;
-		return 0;
-	}
-	{
-		const struct hier *hs[3] = { &S.pids, &S.mem, &S.frz };
-		const char *names[3] = { "pids", "memory", "freezer" };
-		int i;
-
-		for (i = 0; i < 3; i++) {
-			struct cgroup *c;
-			if (!hs[i]->on)
-				continue;
-			if (cg_pathf(full, sizeof(full), "%s/%s", hs[i]->parent, cg->name) < 0 ||
-			    !(c = cgroup_new_cgroup(full)))
-				goto nomem;
-			cg->lc[cg->nlc++] = c;
-			if (!cgroup_add_controller(c, names[i]))
-				goto nomem;
-		}
-	}
-	return 0;
-nomem:
-	if (errno == 0)
-		errno = ENOMEM;
-	return -1;
-}
-
-void cg_free_objects(struct run_cgroup *cg)
-{
-	int i;
-
-	for (i = 0; i < cg->nlc; i++)
-		cgroup_free(&cg->lc[i]);
-	cg->nlc = 0;
+	for (int i = 0; i < 4; i++)
+		if (hs[i]->on && strlen(hs[i]->mnt) + strlen(hs[i]->parent) + NAME_MAX_LEN + 3 > RUN_DIR_MAX)
+			return hs[i];
+	return NULL;
 }
 
 int cg_read_u64(const char *dir, const char *file, uint64_t *out)
@@ -262,25 +205,60 @@ static int put_u64(const char *dir, const char *file, uint64_t v)
 	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ? -1 : fdio_write_file(path, val);
 }
 
-/* The run's directory in each hierarchy (v2: one), by plain mkdir and not
- * cgroup_create_cgroup: libcgroup 2.0.2 reads /proc/mounts before every
- * mkdir and every value it writes (five times a run here, and the file
- * grows with every mount of the box), walks mkdir down from "/" and, on v2,
- * rewrites each ancestor's subtree_control.  Start-up made the parents and
- * enabled the controllers once; libcgroup stays for discovery, attach and
- * removal.  *made is set once anything exists to remove. */
+/* The run's directory in each hierarchy it lives in, each once (v2: one
+ * for both controllers), a hybrid host's unified one first: once the init
+ * is in that one, cgroup.kill reaches it whatever happens next.  Returns
+ * how many. */
+static int run_dirs(const struct run_cgroup *cg, const char *dirs[4])
+{
+	int n = 0;
+
+	if (cg->own_v2_dir)
+		dirs[n++] = cg->v2_dir;
+	dirs[n++] = cg->procs_dir;
+	if (cg->mem_dir[0] && strcmp(cg->mem_dir, cg->procs_dir) != 0)
+		dirs[n++] = cg->mem_dir;
+	if (cg->frz_dir[0])
+		dirs[n++] = cg->frz_dir;
+	return n;
+}
+
+/* The run's directories by plain mkdir and not cgroup_create_cgroup:
+ * libcgroup 2.0.2 reads /proc/mounts before every mkdir and every value it
+ * writes (five times a run here, and the file grows with every mount of the
+ * box), walks mkdir down from "/" and, on v2, rewrites each ancestor's
+ * subtree_control.  Start-up made the parents and enabled the controllers
+ * once.  Its attach and delete, for the same reason, are not used either:
+ * a struct cgroup and a struct cgroup_controller of several KiB each per
+ * hierarchy, a FILE per attach, in a supervisor forked from the launcher,
+ * where every page written is a page copied.  *made is set once anything
+ * exists to remove. */
 static int make_dirs(struct run_cgroup *cg, bool *made)
 {
-	const char *dirs[4] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->own_v2_dir ? cg->v2_dir : ""};
+	const char *dirs[4];
+	int n = run_dirs(cg, dirs);
 
-	for (int i = 0; i < 4; i++) {
-		if (!dirs[i][0] || (i == 1 && strcmp(dirs[1], dirs[0]) == 0))
-			continue;
+	for (int i = 0; i < n; i++) {
 		if (cg_mkdir_ok(dirs[i]) < 0)
 			return -1;
 		*made = true;
 	}
 	return 0;
+}
+
+/* rmdir of each of the run's directories: a plain rmdir removes only an
+ * empty cgroup (EBUSY otherwise), where libcgroup's default delete would
+ * move leftovers into the parent, i.e. quietly set an escaped process free
+ * of the run's limits.  Returns 0 or the first error that is not ENOENT. */
+static int remove_dirs(const struct run_cgroup *cg)
+{
+	const char *dirs[4];
+	int n = run_dirs(cg, dirs), e = 0;
+
+	for (int i = 0; i < n; i++)
+		if (rmdir(dirs[i]) < 0 && errno != ENOENT && e == 0)
+			e = errno;
+	return e;
 }
 
 struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t memory_max, char *err,
@@ -302,11 +280,11 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!(cg = calloc(1, sizeof(*cg)))) {
+	if (!(cg = malloc(sizeof(*cg)))) {
 		errmsg_set(err, errlen, "cgroup: out of memory");
 		return NULL;
 	}
-	if (cg_paths(cg, name) < 0 || cg_objects(cg) < 0) {
+	if (cg_paths(cg, name) < 0) {
 		errmsg_set(err, errlen, "cgroup: cannot describe %s: %s", name, strerror(errno));
 		goto err_free;
 	}
@@ -369,14 +347,8 @@ err_value:
 	errno = e;
 err_delete:
 	e = errno;
-	if (created || cg->own_v2_dir) {
-		pthread_mutex_lock(&cg_lc_lock);
-		for (int i = 0; i < cg->nlc; i++)
-			cgroup_delete_cgroup_ext(cg->lc[i], CGFLAG_DELETE_EMPTY_ONLY);
-		pthread_mutex_unlock(&cg_lc_lock);
-		if (cg->own_v2_dir)
-			rmdir(cg->v2_dir);
-	}
+	if (created)
+		(void)remove_dirs(cg);
 	errno = e;
 err_free:
 	e = errno;
@@ -387,31 +359,20 @@ err_free:
 
 int runcg_attach(struct run_cgroup *cg, pid_t pid)
 {
-	char path[PATH_MAX + 32], buf[32];
-	int rc = 0, e = 0;
+	char path[RUN_DIR_MAX + 32], buf[32];
+	const char *dirs[4];
+	int n;
 
 	if (!cg || pid <= 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* The unified (tracking) cgroup first: once the process is in it,
-	 * cgroup.kill reaches it whatever happens next. */
-	if (cg->own_v2_dir) {
-		snprintf(buf, sizeof(buf), "%d", (int)pid);
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->v2_dir) < 0 || fdio_write_file(path, buf) < 0)
+	/* cgroup.procs, on v1 too: the init is one thread. */
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	n = run_dirs(cg, dirs);
+	for (int i = 0; i < n; i++)
+		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", dirs[i]) < 0 || fdio_write_file(path, buf) < 0)
 			return -1;
-	}
-	pthread_mutex_lock(&cg_lc_lock);
-	for (int i = 0; i < cg->nlc && rc == 0; i++) {
-		rc = cgroup_attach_task_pid(cg->lc[i], pid);
-		if (rc)
-			e = cg_lc_errno(rc);
-	}
-	pthread_mutex_unlock(&cg_lc_lock);
-	if (rc != 0) {
-		errno = e ? e : EIO;
-		return -1;
-	}
 	return 0;
 }
 
@@ -592,41 +553,17 @@ int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 
 int runcg_destroy(struct run_cgroup *cg)
 {
-	int rc = 0, e = 0;
+	int e;
 
 	if (!cg)
 		return 0;
-	/* EMPTY_ONLY: plain rmdir, ECGNONEMPTY if busy.  The default delete
-	 * would migrate leftovers into the parent, i.e. quietly set an escaped
-	 * process free of the run's limits. */
-	pthread_mutex_lock(&cg_lc_lock);
-	for (int i = 0; i < cg->nlc; i++) {
-		int r = cgroup_delete_cgroup_ext(cg->lc[i], CGFLAG_DELETE_EMPTY_ONLY);
-		if (r != 0 && rc == 0) {
-			rc = -1;
-			e = cg_lc_errno(r);
-		}
-	}
-	pthread_mutex_unlock(&cg_lc_lock);
-	if (cg->own_v2_dir && rmdir(cg->v2_dir) < 0 && errno != ENOENT && rc == 0) {
-		rc = -1;
-		e = errno;
-	}
-	/* libcgroup 2.0.2 does not report ECGNONEMPTY ("more or less not an
-	 * error", api.c): the directories themselves are the answer. */
-	if (rc == 0) {
-		const char *dirs[4] = { cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->v2_dir };
-		for (int i = 0; i < 4; i++) {
-			if (dirs[i][0] && access(dirs[i], F_OK) == 0) {
-				rc = -1;
-				e = EBUSY;
-			}
-		}
-	}
+	e = remove_dirs(cg);
 	runcg_release(cg);
-	if (rc)
+	if (e) {
 		errno = e;
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 void runcg_release(struct run_cgroup *cg)
@@ -637,18 +574,17 @@ void runcg_release(struct run_cgroup *cg)
 		close(cg->kill_fd);
 	if (cg->freeze_fd >= 0)
 		close(cg->freeze_fd);
-	cg_free_objects(cg);
 	free(cg);
 }
 
 int runcg_remove(const char *name)
 {
 	struct run_cgroup *cg;
-	if (!cg_name_ok(name) || !(cg = calloc(1, sizeof(*cg)))) {
+	if (!cg_name_ok(name) || !(cg = malloc(sizeof(*cg)))) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (cg_paths(cg, name) < 0 || cg_objects(cg) < 0) {
+	if (cg_paths(cg, name) < 0) {
 		int e = errno;
 		runcg_release(cg);
 		errno = e;

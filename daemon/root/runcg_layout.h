@@ -11,12 +11,10 @@
 #define SHARNESS_RUNCG_LAYOUT_H
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <libcgroup.h>
 
 #define UNIFIED_MNT "/sys/fs/cgroup/unified"
 #define NAME_MAX_LEN 64
@@ -44,35 +42,36 @@ struct runcg_state {
 };
 extern struct runcg_state S;
 
+/* A run cgroup's directory, "<mount>/<parent>/<name>", fits in RUN_DIR_MAX
+ * bytes: start-up refuses a layout whose parents leave no room for a name
+ * (runcg_dirs_fit).  Not PATH_MAX: every supervisor and the launcher build
+ * one struct run_cgroup per run, and five PATH_MAX buffers are five pages
+ * to fault in, each a copy of the launcher's after a fork. */
+#define RUN_DIR_MAX 512
+
 struct run_cgroup {
 	char name[NAME_MAX_LEN + 1];
-	struct cgroup *lc[3]; /* libcgroup objects: v1 one per hierarchy, v2 one */
-	int nlc;
-	char procs_dir[PATH_MAX]; /* pids cgroup: its cgroup.procs lists the run */
-	char pids_rel[PATH_MAX];  /* "/<parent>/<name>" as /proc/<pid>/cgroup shows it */
-	char mem_dir[PATH_MAX];   /* "" without the memory controller */
-	char frz_dir[PATH_MAX];   /* v1 freezer, "" if none */
-	char v2_dir[PATH_MAX];    /* cgroup2 dir with cgroup.kill/events, "" on v1 */
+	char procs_dir[RUN_DIR_MAX]; /* pids cgroup: its cgroup.procs lists the run */
+	char pids_rel[RUN_DIR_MAX];  /* "/<parent>/<name>" as /proc/<pid>/cgroup shows it */
+	char mem_dir[RUN_DIR_MAX];   /* "" without the memory controller */
+	char frz_dir[RUN_DIR_MAX];   /* v1 freezer, "" if none */
+	char v2_dir[RUN_DIR_MAX];    /* cgroup2 dir with cgroup.kill/events, "" on v1 */
 	bool own_v2_dir;          /* hybrid: we mkdir/rmdir v2_dir ourselves */
 	int kill_fd;              /* v2_dir's cgroup.kill, opened by root at creation; -1 none */
 	int freeze_fd;            /* frz_dir's freezer.state, likewise */
 };
 
-/* libcgroup calls itself only "theoretically thread safe"; one lock around
- * every call that attaches or deletes. */
-extern pthread_mutex_t cg_lc_lock;
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int cg_lc_errno(int rc);
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 bool cg_name_ok(const char *name);
 /* mkdir that takes an existing directory as made (mkdir -p's last step). */
 int cg_mkdir_ok(const char *path);
 int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen);
 
-/* A run cgroup's paths and libcgroup objects (runcg.c). */
+/* A run cgroup's paths (runcg.c), and the hierarchy whose parent leaves no
+ * room in RUN_DIR_MAX for a run's name, NULL if none (start-up asks). */
 int cg_paths(struct run_cgroup *cg, const char *name);
-int cg_objects(struct run_cgroup *cg);
-void cg_free_objects(struct run_cgroup *cg);
+const struct hier *cg_dir_too_long(void);
 
 #endif

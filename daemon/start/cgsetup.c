@@ -17,7 +17,6 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -315,6 +314,22 @@ int runcg_cleanup_previous(const char *dir, char *err, size_t errlen)
 	return removed;
 }
 
+/* The layout is complete: ready for runs if a run's directory fits. */
+static int ready(char *err, size_t errlen)
+{
+	const struct hier *h = cg_dir_too_long();
+
+	if (h) {
+		errmsg_set(err, errlen, "cgroup: the run cgroups' directory is too long (a run's must fit in %d bytes): start "
+		           "sharnessd from a cgroup nearer the root than %s/%s",
+		           RUN_DIR_MAX, h->mnt, h->parent);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	S.ready = true;
+	return 0;
+}
+
 int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t errlen)
 {
 	char *mnt = NULL;
@@ -355,8 +370,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 		free(mnt);
 		if (rc < 0)
 			goto fail;
-		S.ready = true;
-		return 0;
+		return ready(err, errlen);
 	}
 	free(mnt);
 	if (setup_v1(&S.pids, "pids", true, err, errlen) < 0 || setup_v1(&S.mem, "memory", false, err, errlen) < 0)
@@ -382,8 +396,7 @@ int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t err
 		/* Without cgroup.kill the freezer closes the fork race of the kill loop. */
 		goto fail;
 	}
-	S.ready = true;
-	return 0;
+	return ready(err, errlen);
 fail:
 	if (errno == 0)
 		errno = ENODEV;
@@ -457,11 +470,9 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct run_cgroup *cg = calloc(1, sizeof(*cg));
+		struct run_cgroup *cg = malloc(sizeof(*cg));
 
-		if (!cg || cg_paths(cg, names[i]) < 0 || cg_objects(cg) < 0) {
-			if (cg)
-				cg_free_objects(cg);
+		if (!cg || cg_paths(cg, names[i]) < 0) {
 			free(cg);
 			failed++;
 			continue;

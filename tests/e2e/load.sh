@@ -70,7 +70,7 @@ check_eq "front fds not grown ($F_FD0 -> $F_FD1)" "$F_FD1" "$F_FD0"
 check_eq "front threads back to idle ($F_TH0 -> $F_TH1)" "$F_TH1" "$F_TH0"
 # Flat memory: the front may keep freed memory in its malloc arenas, but the
 # load must not add to what the warm-up with the same connections needed.
-# The launcher allocates per run too (the cgroup it removes: libcgroup).
+# The launcher allocates per run too (the cgroup it removes).
 if [ -n "${SHARNESS_SANITIZED:-}" ]; then
 	# ASan's quarantine holds freed memory on purpose; the release build is measured by `make test`.
 	echo "# skipped under the sanitizer build: front RSS flat (${F_RSS0} kB -> ${F_RSS1} kB), launcher RSS flat (${L_RSS0} kB -> ${L_RSS1} kB)"

@@ -465,6 +465,44 @@ TEST(unified_tracking)
 	CHECK(!exists(d));
 }
 
+/* A daemon started from a cgroup so deep that a run's directory would not
+ * fit in RUN_DIR_MAX is refused at start-up, naming the directory, instead
+ * of failing every run later. */
+TEST(dir_too_long)
+{
+	char deep[PATH_MAX], own_v2[PATH_MAX], path[PATH_MAX + 64], pid[32], made[PATH_MAX + 80];
+	size_t base;
+
+	own("", own_v2, sizeof(own_v2));
+	base = (size_t)snprintf(deep, sizeof(deep), "/sys/fs/cgroup/unified/%s%s%s", own_v2, own_v2[0] ? "/" : "",
+	                        "sharness-deep");
+	CHECK(mkdir(deep, 0755) == 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep), "/%060d", i);
+		CHECK(mkdir(deep, 0755) == 0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/cgroup.procs", deep);
+	CHECK(wr(path, pid) == 0);
+	err[0] = '\0';
+	CHECK_EQ_INT(runcg_init_named(parent, false, err, sizeof(err)), -1);
+	CHECK_EQ_INT(errno, ENAMETOOLONG);
+	CHECK(strstr(err, "is too long") != NULL);
+	CHECK(strstr(err, "nearer the root than /sys/fs/cgroup/unified/") != NULL);
+	CHECK(strstr(err, "sharness-deep/000000000000") != NULL);
+	/* Back where we were, and the chain removed, deepest first. */
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s/cgroup.procs", own_v2);
+	CHECK(wr(path, pid) == 0);
+	snprintf(made, sizeof(made), "%s/%s", deep, parent);
+	rmdir(made); /* the track parent start-up made before the check */
+	while (strlen(deep) > base) {
+		CHECK(rmdir(deep) == 0);
+		*strrchr(deep, '/') = '\0';
+	}
+	CHECK(rmdir(deep) == 0);
+	CHECK_EQ_INT(runcg_init_named(parent, false, err, sizeof(err)), 0);
+}
+
 TEST(memory_limit)
 {
 	uint64_t want = (64ull << 20) + 123; /* not page aligned on purpose */
@@ -642,6 +680,7 @@ int main(void)
 	RUN(memory_enforced);
 	RUN(destroy_busy_hybrid);
 	RUN(stale_hybrid);
+	RUN(dir_too_long);
 	RUN(init_v1);
 	RUN(pids_limit_v1);
 	RUN(kill_tree_v1);
