@@ -365,11 +365,12 @@ static int top_symlinks(const char *root)
 
 int mount_build(const struct sandbox_spec *s)
 {
-	struct view v = {.n = 0};
+	struct view v; /* not "= {0}": 10 KiB of stack, three pages, zeroed for nothing */
 	const char *root = s->newroot;
 	char dst[PATH_MAX];
 	int rc = -1;
 
+	v.n = 0;
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return errmsg_op_failed("mount(MS_PRIVATE)", "/");

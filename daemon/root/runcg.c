@@ -475,8 +475,7 @@ int runcg_kill(struct run_cgroup *cg)
 static int is_empty(struct run_cgroup *cg)
 {
 	char path[PATH_MAX + 32], buf[256];
-	int pid;
-	FILE *f;
+	ssize_t n;
 
 	if (cg->v2_dir[0]) {
 		if (cg_pathf(path, sizeof(path), "%s/cgroup.events", cg->v2_dir) < 0)
@@ -492,13 +491,10 @@ static int is_empty(struct run_cgroup *cg)
 	}
 	if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->procs_dir) < 0)
 		return -1;
-	if (!(f = fopen(path, "re")))
+	/* One read, no FILE: a pid listed is all this asks. */
+	if ((n = fdio_read_file(path, buf, sizeof(buf))) < 0)
 		return errno == ENOENT ? 1 : -1;
-	pid = 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid == 0;
+	return n == 0;
 }
 
 int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
@@ -579,16 +575,18 @@ void runcg_release(struct run_cgroup *cg)
 
 int runcg_remove(const char *name)
 {
-	struct run_cgroup *cg;
-	if (!cg_name_ok(name) || !(cg = malloc(sizeof(*cg)))) {
+	struct run_cgroup cg; /* on the stack: no heap page of the launcher's written */
+	int e;
+
+	if (!cg_name_ok(name)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (cg_paths(cg, name) < 0) {
-		int e = errno;
-		runcg_release(cg);
+	if (cg_paths(&cg, name) < 0)
+		return -1;
+	if ((e = remove_dirs(&cg)) != 0) {
 		errno = e;
 		return -1;
 	}
-	return runcg_destroy(cg);
+	return 0;
 }
