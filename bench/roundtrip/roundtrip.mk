@@ -5,7 +5,9 @@
 #   ROUNDTRIP_N=300 ROUNDTRIP_WARMUP=30 ROUNDTRIP_GAPS="0 10" (ms pause before each sample) override.
 #   make bench-ab AB_A=DIR AB_B=DIR   the same round trip of two builds (each DIR: a sharnessd and
 #                           its sharnessd-front), side by side, in alternating blocks (ab.sh)
-.PHONY: bench-roundtrip bench-ab
+#   make bench-ab-cpu AB_A=DIR AB_B=DIR   the machine's CPU time and page faults per run of two
+#                           builds, side by side, in alternating rounds (abcpu.sh)
+.PHONY: bench-roundtrip bench-ab bench-ab-cpu
 $(BUILD)/bench/roundtrip: bench/roundtrip/roundtrip.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lssl -lcrypto
@@ -15,3 +17,6 @@ bench-roundtrip: $(BUILD)/sharnessd $(BUILD)/sharness-client $(BUILD)/bench/roun
 
 bench-ab: $(BUILD)/sharness-client $(BUILD)/bench/roundtrip
 	@BUILD=$(BUILD) bench/roundtrip/ab.sh "$(AB_A)" "$(AB_B)" $(AB_BLOCKS) $(AB_N)
+
+bench-ab-cpu: $(BUILD)/bench/roundtrip
+	@BUILD=$(BUILD) bench/roundtrip/abcpu.sh "$(AB_A)" "$(AB_B)" $(AB_ROUNDS) $(AB_N)

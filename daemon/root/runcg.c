@@ -54,11 +54,9 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #define KILL_ROUNDS 400 /* v1 kill loop bound: 400 rounds, ~1 s at most */
 
 struct runcg_state S;
-
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...)
 {
@@ -132,8 +130,6 @@ int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen)
 	fclose(f);
 	return rc;
 }
-
-
 
 /* Fill cg's paths for `name` without touching the kernel.  Field by field,
  * not a memset: only the pages the paths use are touched (RUN_DIR_MAX). */
@@ -371,7 +367,8 @@ int runcg_attach(struct run_cgroup *cg, pid_t pid)
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	n = run_dirs(cg, dirs);
 	for (int i = 0; i < n; i++)
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", dirs[i]) < 0 || fdio_write_file(path, buf) < 0)
+		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", dirs[i]) < 0 ||
+		    fdio_write_file(path, buf) < 0)
 			return -1;
 	return 0;
 }

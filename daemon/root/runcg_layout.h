@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-
 #define UNIFIED_MNT "/sys/fs/cgroup/unified"
 #define NAME_MAX_LEN 64
 #define STALE_WAIT_MS 2000
@@ -60,7 +59,6 @@ struct run_cgroup {
 	int kill_fd;              /* v2_dir's cgroup.kill, opened by root at creation; -1 none */
 	int freeze_fd;            /* frz_dir's freezer.state, likewise */
 };
-
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);

@@ -320,9 +320,11 @@ static int ready(char *err, size_t errlen)
 	const struct hier *h = cg_dir_too_long();
 
 	if (h) {
-		errmsg_set(err, errlen, "cgroup: the run cgroups' directory is too long (a run's must fit in %d bytes): start "
-		           "sharnessd from a cgroup nearer the root than %s/%s",
-		           RUN_DIR_MAX, h->mnt, h->parent);
+		errmsg_set(
+		    err, errlen,
+		    "cgroup: the run cgroups' directory is too long (a run's must fit in %d bytes): start "
+		    "sharnessd from a cgroup nearer the root than %s/%s",
+		    RUN_DIR_MAX, h->mnt, h->parent);
 		errno = ENAMETOOLONG;
 		return -1;
 	}

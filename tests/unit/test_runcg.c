@@ -474,8 +474,8 @@ TEST(dir_too_long)
 	size_t base;
 
 	own("", own_v2, sizeof(own_v2));
-	base = (size_t)snprintf(deep, sizeof(deep), "/sys/fs/cgroup/unified/%s%s%s", own_v2, own_v2[0] ? "/" : "",
-	                        "sharness-deep");
+	base = (size_t)snprintf(deep, sizeof(deep), "/sys/fs/cgroup/unified/%s%s%s", own_v2,
+				own_v2[0] ? "/" : "", "sharness-deep");
 	CHECK(mkdir(deep, 0755) == 0);
 	for (int i = 0; i < 8; i++) {
 		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep), "/%060d", i);
