@@ -19,8 +19,8 @@
  *           means the daemon first moves itself to <own>/daemon, then runs
  *           go to <own>/runs/<name> with +pids +memory enabled on the way.
  *
- * libcgroup names are relative to the hierarchy root, not to the caller's
- * cgroup, so every name below is built from /proc/self/cgroup.
+ * The parents are named relative to each hierarchy's root, not to the
+ * caller's cgroup: start-up built them from /proc/self/cgroup.
  *
  * The functions are called from per-run forked supervisors, so nothing here
  * relies on memory shared between processes: the cgroup filesystem is the

@@ -1,5 +1,5 @@
 /*
- * runcg.h - one cgroup per run (libcgroup): pids and memory limits, kill of
+ * runcg.h - one cgroup per run: pids and memory limits, kill of
  * every process of the run, removal afterwards.  cgroup v1, hybrid (limits on
  * v1, tracking and cgroup.kill on the controller-less v2 mount) and pure v2
  * (under systemd with Delegate=yes) are all supported.
