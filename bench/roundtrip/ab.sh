@@ -21,26 +21,19 @@ cd "$(dirname "$0")/../.." || exit 1
 }
 A=$1 B=$2 BLOCKS=${3:-30} N=${4:-40} GAPS=${5:-0 10}
 RT=$(realpath "${BUILD:-build}/bench/roundtrip")
-. tests/e2e/lib.sh >/dev/null
-declare -A TMP PORTS PIDS
-stop_all() {
-	for x in A B; do
-		[ -n "${TMP[$x]:-}" ] || continue
-		T=${TMP[$x]} DAEMON_PID=${PIDS[$x]}
-		pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"
-		e2e_cleanup >/dev/null 2>&1
-	done
+. bench/roundtrip/pair.sh
+pair_start "$A" "$B"
+client() { # X ARGS...: the client against daemon X, through its relay
+	local t=${TMP[$1]} port=${PORTS[$1]}
+	shift
+	(cd "$t/ws" && SHARNESS_URL=https://127.0.0.1:$port SHARNESS_CA=$t/certs/ca.pem \
+		SHARNESS_CERT=$t/certs/app.pem SHARNESS_KEY=$t/certs/app.key SHARNESS_TICKETS=$t/tickets \
+		SHARNESS_RELAY=on "$@")
 }
-trap stop_all EXIT
 for x in A B; do
-	[ "$x" = B ] && T=$(mktemp -d /tmp/sharness-e2e.XXXXXX)
-	dir=${!x}
-	SHARNESSD=$dir/sharnessd
-	e2e_start '{"prewarm": 2}' >/dev/null
-	TMP[$x]=$T PORTS[$x]=$PORT PIDS[$x]=$DAEMON_PID
-	mkdir -p -m 700 "$T/tickets"
-	(cd "$T/ws" && SHARNESS_RELAY=on "$CLIENT" run -- true >/dev/null) || {
-		echo "ab: the client's first run against $dir failed" >&2
+	mkdir -p -m 700 "${TMP[$x]}/tickets"
+	client "$x" "$CLIENT" run -- true >/dev/null || {
+		echo "ab: the client's first run against ${!x} failed" >&2
 		exit 1
 	}
 done
@@ -54,9 +47,7 @@ for gap in $GAPS; do
 		for x in A B; do
 			T=${TMP[$x]} P=${PORTS[$x]}
 			k=$("$RT" run 127.0.0.1 "$P" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" 3 | field)
-			c=$(cd "$T/ws" && SHARNESS_URL=https://127.0.0.1:$P SHARNESS_CA=$T/certs/ca.pem \
-				SHARNESS_CERT=$T/certs/app.pem SHARNESS_KEY=$T/certs/app.key SHARNESS_TICKETS=$T/tickets \
-				SHARNESS_RELAY=on "$RT" exec "$N" 3 "$CLIENT" run -- true | field)
+			c=$(client "$x" "$RT" exec "$N" 3 "$CLIENT" run -- true | field)
 			[ -n "$k" ] && [ -n "$c" ] || { echo "ab: a block against ${!x} failed" >&2; exit 1; }
 			KEPT[$x]+=" $k" FRESH[$x]+=" $c"
 		done

@@ -21,23 +21,8 @@ cd "$(dirname "$0")/../.." || exit 1
 }
 A=$1 B=$2 ROUNDS=${3:-4} N=${4:-200}
 RT=$(realpath "${BUILD:-build}/bench/roundtrip")
-. tests/e2e/lib.sh >/dev/null
-declare -A TMP PORTS PIDS
-stop_all() {
-	for x in A B; do
-		[ -n "${TMP[$x]:-}" ] || continue
-		T=${TMP[$x]} DAEMON_PID=${PIDS[$x]}
-		e2e_cleanup >/dev/null 2>&1
-	done
-}
-trap stop_all EXIT
-for x in A B; do
-	[ "$x" = B ] && T=$(mktemp -d /tmp/sharness-e2e.XXXXXX)
-	dir=${!x}
-	SHARNESSD=$dir/sharnessd
-	e2e_start '{"prewarm": 2}' >/dev/null
-	TMP[$x]=$T PORTS[$x]=$PORT PIDS[$x]=$DAEMON_PID
-done
+. bench/roundtrip/pair.sh
+pair_start "$A" "$B"
 busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; } # user nice system irq softirq
 faults() { awk '/^pgfault /{print $2}' /proc/vmstat; }
 tick_ms=$((1000 / $(getconf CLK_TCK)))
