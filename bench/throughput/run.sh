@@ -12,13 +12,19 @@
 #   bwrap     launches/s of two parallel loops of fork+exec of
 #             bwrap --unshare-all --die-with-parent --ro-bind / / true
 #             (bench/roundtrip's exec mode: the sum of 1000/mean_ms of each)
-# and the ratio sharness/bwrap (aim: >= 1.0).
-#   THROUGHPUT_RUNS (3000)  THROUGHPUT_BWRAP_N (1000 per loop)
+# and the ratio sharness/bwrap (aim: >= 1.0).  The figure's C runs alternate
+# with the bwrap loops, THROUGHPUT_PAIRS of them (3): bwrap, sharness, bwrap,
+# sharness, ..., bwrap; each sharness run is divided by the mean of the bwrap
+# rates on either side of it, and the median of those ratios is the figure,
+# so that a machine whose speed drifts within minutes (shared, or
+# paravirtualised: docs/bench.md) moves both sides of each ratio alike.
+#   THROUGHPUT_RUNS (3000)  THROUGHPUT_BWRAP_N (1000 per loop)  THROUGHPUT_PAIRS (3)
 set -u
 cd "$(dirname "$0")/../.."
 RT=${BUILD:-build}/bench/roundtrip
 RUNS=${THROUGHPUT_RUNS:-3000}
 BN=${THROUGHPUT_BWRAP_N:-1000}
+PAIRS=${THROUGHPUT_PAIRS:-3}
 command -v bwrap >/dev/null || { echo "bench-throughput: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
 
@@ -46,26 +52,38 @@ sharness_rate() {
 	LOAD_CLIENTS=32 LOAD_RUNS=$RUNS LOAD_MAX_RUNS=16 LOAD_PREWARM=2 bash tests/e2e/load.sh 2>&1 | tee "$1.log" |
 		sed -n 's/^# load: \([0-9.]*\) runs\/s.*/\1/p' | head -1
 }
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 tmp=$(mktemp -d)
-# Interleaved: bwrap, sharness, bwrap; the baseline is the mean of its two.
-b1=$(bwrap_rate "$tmp/b1")
 # The daemon's defaults but prewarm, which the harness (lib.sh) sets to 1 and
 # the daemon defaults to 2, and the connection limit, which 32 clients pass.
-c=$(c_rate "$tmp/c" '{"limits": {"connections": 48}, "prewarm": 2}') ||
-	{ echo "bench-throughput: the C clients' run failed" >&2; exit 1; }
+DEFAULTS='{"limits": {"connections": 48}, "prewarm": 2}'
+b_prev=$(bwrap_rate "$tmp/b0")
+B_ALL=$b_prev C_ALL= RATIOS= PAIR_LINES=
+for i in $(seq "$PAIRS"); do
+	c=$(c_rate "$tmp/c$i" "$DEFAULTS") || { echo "bench-throughput: the C clients' run failed" >&2; exit 1; }
+	b_next=$(bwrap_rate "$tmp/b$i")
+	ratio=$(awk -v s="$c" -v a="$b_prev" -v b="$b_next" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}')
+	PAIR_LINES+=$(printf '    pair %d: sharness %s /s between bwrap %s and %s /s: %s' "$i" "$c" "$b_prev" "$b_next" "$ratio")$'\n'
+	B_ALL+=" $b_next" C_ALL+=" $c" RATIOS+=" $ratio"
+	b_prev=$b_next
+done
 r=$(c_rate "$tmp/r" '{"max_runs": 16, "queue_max": 0, "limits": {"connections": 48}, "prewarm": 2}') ||
 	{ echo "bench-throughput: the C clients' run without a queue failed" >&2; exit 1; }
 s=$(sharness_rate "$tmp/s")
-b2=$(bwrap_rate "$tmp/b2")
+b_last=$(bwrap_rate "$tmp/blast")
 grep -q '^not ok' "$tmp/s.log" && { grep '^not ok' "$tmp/s.log"; echo "bench-throughput: the load run failed" >&2; exit 1; }
 [ -n "$s" ] || { echo "bench-throughput: load.sh printed no rate" >&2; exit 1; }
-B=$(awk -v a="$b1" -v b="$b2" 'BEGIN {printf "%.1f", (a + b) / 2}')
+B=$(printf '%s\n' $B_ALL | median) C=$(printf '%s\n' $C_ALL | median) RATIO=$(printf '%s\n' $RATIOS | median)
+# The other two runs come after the pairs: against the last pair's bwrap and one after them.
+B2=$(awk -v a="$b_prev" -v b="$b_last" 'BEGIN {printf "%.1f", (a + b) / 2}')
 echo "throughput ($(uname -r), $(nproc) CPUs)"
-printf '  %-62s %8s /s\n' "sharness, 32 C clients, $RUNS runs, every reply checked" "$c"
+printf '%s' "$PAIR_LINES"
+printf '  %-62s %8s /s\n' "sharness, 32 C clients, $RUNS runs, every reply checked (median)" "$C"
+printf '  %-62s %8s /s\n' "two parallel bwrap loops (median of $((PAIRS + 1)))" "$B"
+printf '  %-62s %8s\n' "ratio sharness/bwrap (aim >= 1.0, SPEC 15.5; median of pairs)" "$RATIO"
 printf '  %-62s %8s /s\n' "... max_runs 16, no queue: 503s retried ($(field busy "$(cat "$tmp/r")") of them)" "$r"
 printf '  %-62s %8s /s\n' "... that, 32 Python clients (load.sh: fields, leaks, memory)" "$s"
-printf '  %-62s %8s /s\n' "two parallel bwrap loops (before $b1, after $b2)" "$B"
-printf '  %-62s %8.2f\n' "ratio sharness/bwrap (aim >= 1.0, SPEC 15.5)" "$(awk -v s="$c" -v b="$B" 'BEGIN {print s / b}')"
-printf '  %-62s %8.2f\n' "ratio with no queue, 503s retried" "$(awk -v s="$r" -v b="$B" 'BEGIN {print s / b}')"
-printf '  %-62s %8.2f\n' "ratio with the Python clients" "$(awk -v s="$s" -v b="$B" 'BEGIN {print s / b}')"
+printf '  %-62s %8s /s\n' "two parallel bwrap loops around those (before $b_prev, after $b_last)" "$B2"
+printf '  %-62s %8.2f\n' "ratio with no queue, 503s retried" "$(awk -v s="$r" -v b="$B2" 'BEGIN {print s / b}')"
+printf '  %-62s %8.2f\n' "ratio with the Python clients" "$(awk -v s="$s" -v b="$B2" 'BEGIN {print s / b}')"
 rm -rf "$tmp"
