@@ -4,7 +4,8 @@
 #   make bench-filter-classes  the filter's rate per content class (source, build logs,
 #                       JSON, minified JS, base64, prose), each against 2 GB/s
 #   make bench-build    this repository's build inside the test profile vs outside
-#   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5)
+#   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5),
+#                       alternated THROUGHPUT_PAIRS times (3), the median ratio
 
 .PHONY: bench bench-filter bench-filter-classes bench-build bench-throughput
 
