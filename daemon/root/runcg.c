@@ -245,7 +245,8 @@ static int make_dirs(struct run_cgroup *cg, bool *made)
 /* rmdir of each of the run's directories: a plain rmdir removes only an
  * empty cgroup (EBUSY otherwise), where libcgroup's default delete would
  * move leftovers into the parent, i.e. quietly set an escaped process free
- * of the run's limits.  Returns 0 or the first error that is not ENOENT. */
+ * of the run's limits.  Every one is tried; 0, or -1 with the first error
+ * that is not ENOENT. */
 static int remove_dirs(const struct run_cgroup *cg)
 {
 	const char *dirs[4];
@@ -254,7 +255,8 @@ static int remove_dirs(const struct run_cgroup *cg)
 	for (int i = 0; i < n; i++)
 		if (rmdir(dirs[i]) < 0 && errno != ENOENT && e == 0)
 			e = errno;
-	return e;
+	errno = e;
+	return e ? -1 : 0;
 }
 
 struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t memory_max, char *err,
@@ -546,17 +548,15 @@ int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 
 int runcg_destroy(struct run_cgroup *cg)
 {
-	int e;
+	int rc, e;
 
 	if (!cg)
 		return 0;
-	e = remove_dirs(cg);
+	rc = remove_dirs(cg);
+	e = errno;
 	runcg_release(cg);
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return 0;
+	errno = e;
+	return rc;
 }
 
 void runcg_release(struct run_cgroup *cg)
@@ -573,17 +573,10 @@ void runcg_release(struct run_cgroup *cg)
 int runcg_remove(const char *name)
 {
 	struct run_cgroup cg; /* on the stack: no heap page of the launcher's written */
-	int e;
 
 	if (!cg_name_ok(name)) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (cg_paths(&cg, name) < 0)
-		return -1;
-	if ((e = remove_dirs(&cg)) != 0) {
-		errno = e;
-		return -1;
-	}
-	return 0;
+	return cg_paths(&cg, name) < 0 ? -1 : remove_dirs(&cg);
 }

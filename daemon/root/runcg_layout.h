@@ -43,7 +43,7 @@ extern struct runcg_state S;
 
 /* A run cgroup's directory, "<mount>/<parent>/<name>", fits in RUN_DIR_MAX
  * bytes: start-up refuses a layout whose parents leave no room for a name
- * (runcg_dirs_fit).  Not PATH_MAX: every supervisor and the launcher build
+ * (cg_dir_too_long).  Not PATH_MAX: every supervisor and the launcher build
  * one struct run_cgroup per run, and five PATH_MAX buffers are five pages
  * to fault in, each a copy of the launcher's after a fork. */
 #define RUN_DIR_MAX 512
