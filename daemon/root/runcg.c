@@ -159,7 +159,7 @@ const struct hier *cg_dir_too_long(void)
 	const struct hier *hs[4] = {&S.pids, &S.mem, &S.frz, &S.track};
 
 	for (int i = 0; i < 4; i++)
-		if (hs[i]->on && strlen(hs[i]->mnt) + strlen(hs[i]->parent) + NAME_MAX_LEN + 3 > RUN_DIR_MAX)
+		if (hs[i]->on && strlen(hs[i]->mnt) + 1 + strlen(hs[i]->parent) > RUNS_DIR_MAX)
 			return hs[i];
 	return NULL;
 }

@@ -88,7 +88,13 @@ struct runcg_probe {
 	bool delegated;      /* v2 under systemd: our cgroup is delegated */
 	bool writable;       /* base accepts a new cgroup (access W_OK) */
 	char base[4096];     /* where the "sharness-<first>" parent would be made */
+	/* The longest directory a run's cgroup would be made in, "" where only
+	 * start-up can know (a transient scope systemd-run makes); runs_dir_fits
+	 * is the check start-up makes of it (a run's name must fit below it). */
+	char runs_dir[8192];
+	bool runs_dir_fits;
 };
-void runcg_probe(struct runcg_probe *p);
+/* parent: the name start-up gives its cgroup, "sharness-<uid_range first>". */
+void runcg_probe(struct runcg_probe *p, const char *parent);
 
 #endif

@@ -47,6 +47,9 @@ extern struct runcg_state S;
  * one struct run_cgroup per run, and five PATH_MAX buffers are five pages
  * to fault in, each a copy of the launcher's after a fork. */
 #define RUN_DIR_MAX 512
+/* The longest "<mount>/<parent>" that leaves room for "/<name>" and the NUL:
+ * what start-up (cg_dir_too_long) and the doctor's probe compare against. */
+#define RUNS_DIR_MAX (RUN_DIR_MAX - NAME_MAX_LEN - 2)
 
 struct run_cgroup {
 	char name[NAME_MAX_LEN + 1];

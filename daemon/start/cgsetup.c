@@ -314,7 +314,10 @@ int runcg_cleanup_previous(const char *dir, char *err, size_t errlen)
 	return removed;
 }
 
-/* The layout is complete: ready for runs if a run's directory fits. */
+static void remove_parents(void);
+
+/* The layout is complete: ready for runs if a run's directory fits; if not,
+ * the parents just made go again, so a refusal leaves nothing behind. */
 static int ready(char *err, size_t errlen)
 {
 	const struct hier *h = cg_dir_too_long();
@@ -325,6 +328,7 @@ static int ready(char *err, size_t errlen)
 		    "cgroup: the run cgroups' directory is too long (a run's must fit in %d bytes): start "
 		    "sharnessd from a cgroup nearer the root than %s/%s",
 		    RUN_DIR_MAX, h->mnt, h->parent);
+		remove_parents();
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -502,10 +506,16 @@ int runcg_cleanup_stale(char *err, size_t errlen)
 
 void runcg_remove_parent(void)
 {
+	if (S.ready)
+		remove_parents();
+}
+
+static void remove_parents(void)
+{
 	const struct hier *hs[4] = {&S.pids, &S.mem, &S.frz, &S.track};
 	char dir[PATH_MAX * 2];
 
-	if (!S.ready || !S.made_parent)
+	if (!S.made_parent)
 		return;
 	/* rmdir removes only an empty cgroup: a busy one (EBUSY) stays, and the
 	 * hierarchies that share a directory see ENOENT after the first. */
@@ -545,7 +555,25 @@ static bool probe_v1_mount(const char *ctrl, char *out, size_t outlen)
 	return found;
 }
 
-void runcg_probe(struct runcg_probe *p)
+/* Note dir as where runs would go if it is longer than the one noted. */
+static void probe_runs_dir(struct runcg_probe *p, const char *dir)
+{
+	if (strlen(dir) > strlen(p->runs_dir))
+		snprintf(p->runs_dir, sizeof(p->runs_dir), "%s", dir);
+}
+
+/* The v1 (or hybrid) hierarchy holding ctrl, mounted at mnt ("" for the
+ * hybrid's unified tree): where start-up's setup_v1 would put the runs. */
+static void probe_v1_runs_dir(struct runcg_probe *p, const char *ctrl, const char *mnt, const char *parent)
+{
+	char own[PATH_MAX], dir[PATH_MAX * 2];
+
+	if (cg_own_cgroup(getpid(), ctrl, own, sizeof(own)) == 0 &&
+	    cg_pathf(dir, sizeof(dir), own[0] ? "%s/%s/%s" : "%s%s/%s", mnt, own, parent) == 0)
+		probe_runs_dir(p, dir);
+}
+
+void runcg_probe(struct runcg_probe *p, const char *parent)
 {
 	char mnt[PATH_MAX], own[PATH_MAX], ctrls[PATH_MAX * 2];
 
@@ -567,6 +595,12 @@ void runcg_probe(struct runcg_probe *p)
 		p->pids = file_has_word(ctrls, "pids");
 		p->memory = file_has_word(ctrls, "memory");
 		p->writable = access(p->base, W_OK) == 0;
+		/* setup_v2: <root>/<parent>/runs, or <delegated cgroup>/runs. */
+		if (p->at_root)
+			cg_pathf(p->runs_dir, sizeof(p->runs_dir), "%s/%s/runs", p->base, parent);
+		else if (p->delegated)
+			cg_pathf(p->runs_dir, sizeof(p->runs_dir), "%s/runs", p->base);
+		p->runs_dir_fits = strlen(p->runs_dir) <= RUNS_DIR_MAX;
 		return;
 	}
 	if (!probe_v1_mount("pids", mnt, sizeof(mnt)))
@@ -577,5 +611,13 @@ void runcg_probe(struct runcg_probe *p)
 		own[0] = '\0';
 	cg_pathf(p->base, sizeof(p->base), own[0] ? "%s/%s" : "%s%s", mnt, own);
 	p->writable = access(p->base, W_OK) == 0;
+	probe_v1_runs_dir(p, "pids", mnt, parent);
 	p->memory = probe_v1_mount("memory", ctrls, sizeof(ctrls));
+	if (p->memory)
+		probe_v1_runs_dir(p, "memory", ctrls, parent);
+	if (strcmp(p->layout, "hybrid") == 0)
+		probe_v1_runs_dir(p, NULL, UNIFIED_MNT, parent);
+	else if (probe_v1_mount("freezer", ctrls, sizeof(ctrls)))
+		probe_v1_runs_dir(p, "freezer", ctrls, parent);
+	p->runs_dir_fits = strlen(p->runs_dir) <= RUNS_DIR_MAX;
 }

@@ -157,8 +157,10 @@ static int have_systemd_run(char *out, size_t outlen)
 static void check_cgroups(struct doctor *d, unsigned uid_first)
 {
 	struct runcg_probe p;
-	char sr[4096];
-	runcg_probe(&p);
+	char sr[4096], parent[32];
+
+	snprintf(parent, sizeof(parent), "sharness-%u", uid_first);
+	runcg_probe(&p, parent);
 	if (!p.layout[0]) {
 		fail(d, "cgroups: no pids controller is mounted (neither v1 nor v2): mount cgroup2 on "
 			"/sys/fs/cgroup "
@@ -174,6 +176,13 @@ static void check_cgroups(struct doctor *d, unsigned uid_first)
 	const char *mem = p.memory ? "pids and memory controllers"
 				   : "pids controller (no memory controller: "
 				     "profiles' memory_max is not enforced)";
+	if (!p.runs_dir_fits) {
+		fail(d,
+		     "cgroups (%s): the run cgroups' directory %s is too long (%zu bytes leave no room for "
+		     "a run's name): start sharnessd from a cgroup nearer the root",
+		     p.layout, p.runs_dir, strlen(p.runs_dir));
+		return;
+	}
 	if (strcmp(p.layout, "v2") != 0) {
 		if (!p.writable)
 			fail(d,

@@ -180,7 +180,7 @@ static void self_check(const struct config *cfg, struct policy_facts *facts, str
 		log_fatal("kernel.yama.ptrace_scope is %d: a run's supervisor, which runs as the run's uid, could not "
 		          "read its run's calls; set it to 1 (sysctl kernel.yama.ptrace_scope=1; 3 needs a reboot)",
 		          doctor_ptrace_scope());
-	char err[256], parent[64];
+	char err[1024], parent[64];
 	/* Every ABI from 1: landlock.c's table names the lock that covers each
 	 * newer right; the refusal is worded from this system's facts. */
 	char why[1024];

@@ -79,6 +79,37 @@ else
 	not_ok "landlock_min_abi case needs a running ABI below 8" "got: '${abi}'"
 fi
 
+# Started from a cgroup so deep that a run's cgroup directory would not fit: the doctor says
+# so and start-up refuses, and the refusal leaves no cgroup behind (v1 and hybrid hosts; on v2
+# the runs go below the root or the delegated unit, whatever the caller's depth).
+pids_mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)pids(,|$)/ { print $2; exit }' /proc/self/mounts)
+if [ -n "$pids_mnt" ]; then
+	own=$(sed -n 's/^[0-9]*:pids:\///p' /proc/self/cgroup)
+	top=$pids_mnt/${own:+$own/}sharness-doctor-$$
+	deep=$top
+	for i in 1 2 3 4 5 6 7; do deep=$deep/$(printf '%060d' "$i"); done
+	mkdir -p "$deep"
+	# in_deep CMD...: CMD with this one process moved into the deep cgroup
+	in_deep() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$deep" "$@"; }
+	variant deep --arg s "$T/deepstate" '.state_dir = $s'
+	DOUT=$(in_deep "$SHARNESSD" --doctor --config "$T/deep.json" 2>&1)
+	DRC=$?
+	check_eq "started from a deep cgroup: exit 1" "$DRC" 1
+	check_match "deep cgroup: ✘ names the run cgroups' directory and the fix" "$(xline)" \
+		"✘ cgroups \((hybrid|v1)\): the run cgroups' directory $deep/sharness-$UID_FIRST is too long \([0-9]+ bytes leave no room for a run's name\): start sharnessd from a cgroup nearer the root"
+	in_deep timeout 20 "$SHARNESSD" --config "$T/deep.json" >"$T/deep.start" 2>&1
+	check_match "deep cgroup: start-up refuses it too" "$(cat "$T/deep.start")" \
+		"the run cgroups' directory is too long .*nearer the root than $deep/sharness-$UID_FIRST"
+	check_eq "deep cgroup: the refusal left no parent cgroup (only the test's own chain)" \
+		"$(find "$top" -name "sharness-$UID_FIRST" | wc -l)" 0
+	check_eq "deep cgroup: nor elsewhere" \
+		"$(cgroups_now | grep -c "sharness-$UID_FIRST\$")" "$(printf '%s\n' "$before_cg" | grep -c "sharness-$UID_FIRST\$")"
+	find "$top" -depth -type d -exec rmdir {} +
+	check "deep cgroup: the test's chain is gone" test ! -e "$top"
+else
+	ok "deep cgroup: no v1 pids hierarchy here (pure v2), nothing to check"
+fi
+
 # A broken configuration is a ✘, not a crash.
 printf '{"listen": 7}' >"$T/badcfg.json"
 doctor "$T/badcfg.json"
