@@ -15,6 +15,7 @@
 # shows as a change that follows the position.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. bench/median.sh
 [ $# -ge 2 ] && [ -x "$1/sharnessd" ] && [ -x "$2/sharnessd" ] || {
 	echo "usage: $0 DIR_A DIR_B [BLOCKS] [N] [GAPS]   (each DIR: a sharnessd and its sharnessd-front)" >&2
 	exit 2
@@ -37,7 +38,6 @@ for x in A B; do
 		exit 1
 	}
 done
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 field() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'; }
 echo "round trip, A = $A, B = $B: $BLOCKS blocks of $N each, alternating ($(uname -r), $(nproc) CPUs)"
 for gap in $GAPS; do

@@ -23,6 +23,7 @@
 #   ROUNDTRIP_CLIENT_N (100): fresh client processes per round
 set -u
 cd "$(dirname "$0")/../.."
+. bench/median.sh
 N=${ROUNDTRIP_N:-300}
 CN=${ROUNDTRIP_CLIENT_N:-100} # fresh clients per round: each is a whole TLS set-up
 WARM=${ROUNDTRIP_WARMUP:-30}
@@ -37,7 +38,6 @@ trap 'stop_relay; rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # Two paces: back to back (the SPEC's figure: the next request arrives while
 # the daemon still prepares the sandbox for the one after), and with a pause
 # before each sample as an agent thinks between commands (every kind alike).
@@ -58,8 +58,8 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-norelay %s | client-full %s\n' \
 			"$gap" "$round" "$s" "$b" "$h" "$c" "$n" "$f"
 	done
-	S=$(med "${s_all[@]}") B=$(med "${b_all[@]}") H=$(med "${h_all[@]}") C=$(med "${c_all[@]}") NR=$(med "${n_all[@]}")
-	F=$(med "${f_all[@]}")
+	S=$(median "${s_all[@]}") B=$(median "${b_all[@]}") H=$(median "${h_all[@]}") C=$(median "${c_all[@]}") NR=$(median "${n_all[@]}")
+	F=$(median "${f_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
 	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"true\"}, one kept-alive mTLS conn" "$S"

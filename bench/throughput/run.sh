@@ -21,6 +21,7 @@
 #   THROUGHPUT_RUNS (3000)  THROUGHPUT_BWRAP_N (1000 per loop)  THROUGHPUT_PAIRS (3)
 set -u
 cd "$(dirname "$0")/../.."
+. bench/median.sh
 RT=${BUILD:-build}/bench/roundtrip
 RUNS=${THROUGHPUT_RUNS:-3000}
 BN=${THROUGHPUT_BWRAP_N:-1000}
@@ -52,7 +53,6 @@ sharness_rate() {
 	LOAD_CLIENTS=32 LOAD_RUNS=$RUNS LOAD_MAX_RUNS=16 LOAD_PREWARM=2 bash tests/e2e/load.sh 2>&1 | tee "$1.log" |
 		sed -n 's/^# load: \([0-9.]*\) runs\/s.*/\1/p' | head -1
 }
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 tmp=$(mktemp -d)
 # The daemon's defaults but prewarm, which the harness (lib.sh) sets to 1 and
 # the daemon defaults to 2, and the connection limit, which 32 clients pass.
