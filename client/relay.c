@@ -8,9 +8,10 @@
  * the daemon checks it, as it checks a connection of the client's own.
  *
  * Threads: the main thread accepts; a keeper keeps the warm connection;
- * each client gets a thread that copies its bytes.  `mu` guards the spare,
- * the session, the counters and `quit`; a connection belongs to one thread
- * at a time.
+ * a worker thread copies one client's bytes, then waits a while for the
+ * next client rather than exiting (worker()).  `mu` guards the spare, the
+ * session, the counters, the queue and `quit`; a connection belongs to one
+ * thread at a time.
  */
 #include "relay.h"
 
@@ -49,6 +50,8 @@
 #define RELAY_SPARE_MS 3000
 /* The identity line's limit (three files' stat fields and the URL). */
 #define RELAY_ID_MAX 8192
+/* How long a worker waits for the next client before its thread ends. */
+#define RELAY_WORKER_IDLE_S 30
 
 extern char **environ;
 
@@ -216,14 +219,18 @@ struct relay {
 	const struct conf *c;
 	SSL_CTX *ctx;
 	pthread_mutex_t mu;
-	pthread_cond_t made;    /* the keeper's handshake ended (`making` false) */
+	pthread_cond_t made;    /* a handshake (`making` false), client or worker ended */
+	pthread_cond_t work;    /* a client was queued for an idle worker, or quit */
 	bool making;            /* the keeper is making the next spare */
 	struct tls_conn *spare; /* ready, nonblocking; NULL when there is none */
 	long long spare_born;   /* when its handshake ended, monotonic ms */
 	SSL_SESSION *session;   /* the newest ticket: the next handshake offers it */
 	int wake[2];            /* the keeper's pipe: the spare was taken, or quit */
 	time_t last_client;     /* monotonic seconds */
-	int active;             /* clients being served */
+	int active;             /* clients being served or queued */
+	int workers;            /* worker threads alive */
+	int idle;               /* waiting workers no queued client is counted for */
+	struct client *queue;   /* clients for the waiting workers (never more than they) */
 	bool quit;              /* a connection failed: serve nobody new */
 	char why[600];          /* why it quit */
 	char id[RELAY_ID_MAX];  /* identity(): what it serves */
@@ -275,6 +282,7 @@ static void quit_with(struct relay *r, const char *why)
 	if (!r->quit)
 		snprintf(r->why, sizeof r->why, "%s", why);
 	r->quit = true;
+	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->mu);
 	(void)!write(r->wake[1], "q", 1);
 }
@@ -407,8 +415,9 @@ static int tls_write_all(struct tls_conn *t, const char *p, size_t n)
 struct client {
 	struct relay *r;
 	int fd;
-	struct tls_conn *t; /* the spare, or NULL: made here */
-	long long born;     /* the spare's */
+	struct tls_conn *t;  /* the spare, or NULL: made here */
+	long long born;      /* the spare's */
+	struct client *next; /* in the queue */
 };
 
 /* Copies bytes both ways until either end closes.  True when the client
@@ -493,9 +502,8 @@ static bool still_good(struct tls_conn *t, long long born)
 	return m <= 0 && SSL_get_error(t->ssl, m) == SSL_ERROR_WANT_READ; /* a ticket only */
 }
 
-static void *serve_client(void *arg)
+static void serve_client(struct client *cl)
 {
-	struct client *cl = arg;
 	struct relay *r = cl->r;
 	pthread_mutex_lock(&r->mu);
 	bool quit = r->quit;
@@ -538,13 +546,45 @@ static void *serve_client(void *arg)
 out:
 	close(cl->fd);
 	free(cl);
-	/* Last: once `active` is 0, relay_main may return (r is its own). */
 	(void)!write(r->wake[1], "d", 1);
 	pthread_mutex_lock(&r->mu);
 	r->active--;
 	r->last_client = now_s();
 	pthread_cond_broadcast(&r->made);
 	pthread_mutex_unlock(&r->mu);
+}
+
+/* A worker: serves its client, then waits up to RELAY_WORKER_IDLE_S for the
+ * next one.  Clients in a row so cost no thread each: no clone, and no
+ * madvise of a dead thread's stack by glibc, which for a process whose
+ * threads ran on other CPUs is a TLB shootdown (docs/bench.md). */
+static void *worker(void *arg)
+{
+	struct client *cl = arg;
+	struct relay *r = cl->r;
+
+	while (cl) {
+		serve_client(cl);
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += RELAY_WORKER_IDLE_S;
+		pthread_mutex_lock(&r->mu);
+		r->idle++;
+		while (!r->queue && !r->quit && pthread_cond_timedwait(&r->work, &r->mu, &until) == 0)
+			;
+		/* A queued client was counted out of `idle` when it was queued;
+		 * leaving without one gives the place up. */
+		cl = r->queue;
+		if (cl) {
+			r->queue = cl->next;
+		} else {
+			r->idle--;
+			r->workers--;
+			/* Last: once `workers` is 0, relay_main may return (r is its own). */
+			pthread_cond_broadcast(&r->made);
+		}
+		pthread_mutex_unlock(&r->mu);
+	}
 	return NULL;
 }
 
@@ -556,7 +596,7 @@ static void accept_client(struct relay *r, int lfd)
 		return;
 	struct client *cl = peer_is_us(fd) ? calloc(1, sizeof *cl) : NULL;
 	pthread_mutex_lock(&r->mu);
-	bool room = cl && !r->quit && r->active < RELAY_MAX_CLIENTS;
+	bool room = cl && !r->quit && r->active < RELAY_MAX_CLIENTS, queued = false;
 	if (room) {
 		cl->r = r;
 		cl->fd = fd;
@@ -565,6 +605,15 @@ static void accept_client(struct relay *r, int lfd)
 		r->spare = NULL;
 		r->active++;
 		r->last_client = now_s();
+		if (r->idle > 0) { /* a waiting worker takes it */
+			r->idle--;
+			cl->next = r->queue;
+			r->queue = cl;
+			pthread_cond_signal(&r->work);
+			queued = true;
+		} else {
+			r->workers++;
+		}
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (!room) { /* it connects itself instead */
@@ -573,13 +622,16 @@ static void accept_client(struct relay *r, int lfd)
 		return;
 	}
 	(void)!write(r->wake[1], "t", 1);
+	if (queued)
+		return;
 	pthread_attr_t at;
 	pthread_t tid;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&tid, &at, serve_client, cl) != 0) {
+	if (pthread_create(&tid, &at, worker, cl) != 0) {
 		pthread_mutex_lock(&r->mu);
 		r->active--;
+		r->workers--;
 		pthread_mutex_unlock(&r->mu);
 		close_conn(r, cl->t);
 		close(fd);
@@ -676,7 +728,7 @@ int relay_main(const struct conf *c)
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	int cv = pthread_cond_init(&r.made, &ca);
+	int cv = pthread_cond_init(&r.made, &ca) | pthread_cond_init(&r.work, &ca);
 	pthread_condattr_destroy(&ca);
 	if (cv != 0 || pthread_mutex_init(&r.mu, NULL) != 0 || pipe2(r.wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pthread_create(&keeper_tid, NULL, keeper, &r) != 0) {
@@ -718,7 +770,9 @@ out:
 		 * TLS_HANDSHAKE_TIMEOUT_S (tls.h). */
 		pthread_join(keeper_tid, NULL);
 		pthread_mutex_lock(&r.mu);
-		while (r.active > 0) /* the clients being served finish first */
+		/* The clients being served finish first; the waiting workers
+		 * end on `quit`. */
+		while (r.active > 0 || r.workers > 0)
 			pthread_cond_wait(&r.made, &r.mu);
 		pthread_mutex_unlock(&r.mu);
 		close_conn(&r, r.spare);

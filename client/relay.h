@@ -48,6 +48,8 @@
  *           on a client's own (daemon/front/tls.h).  Each connection
  *           resumes with the newest ticket, offered once; two made at once
  *           mean one full handshake.
+ *   threads a worker thread copies one client's bytes, then waits up to
+ *           30 s for the next client: clients in a row start no thread.
  *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE) seconds after its last
  *           client; when a connection to the daemon fails or is refused
  *           (clients then connect themselves and say why), when its socket

@@ -101,8 +101,14 @@ check_eq "... still one relay" "$(relay_pids | wc -l)" 1
 # A connection whose reply was whole serves the next client (replyend.h):
 # five clients in a row, one connection to the daemon all along.
 conns() { ss -Htn state established "( dport = :$PORT )" | awk '{print $3}' | sort | paste -sd,; }
+# And by the threads that served the ones before: a worker waits for the next client.
+tids() { ls "/proc/$(relay_pids | head -1)/task" | sort -n | paste -sd,; }
+tids_before=$(tids)
 seen=""
 for i in 1 2 3 4 5; do "$CLIENT" run -- true; sleep 0.05; seen="$seen $(conns)"; done
+tids_after=$(tids)
+check_eq "5 clients in a row served by the relay's waiting workers: no new thread, and one still waits" \
+	"$tids_after $(tr ',' '\n' <<<"$tids_after" | wc -l | awk '{print ($1 > 2) ? "waiting" : "none"}')" "$tids_before waiting"
 check_eq "5 clients in a row through one kept-alive connection (the relay's local port each time)" \
 	"$(tr ' ' '\n' <<<"$seen" | grep -v '^$' | sort -u | wc -l) $(tr ' ' '\n' <<<"$seen" | grep -c ,)" "1 0"
 check_eq "... and each got its own run (5 audit lines, 5 run ids)" \
@@ -125,7 +131,7 @@ check_eq "a peer of another uid gets nothing (SO_PEERCRED), even where it can re
 chmod 700 "$TK"
 chmod 600 "$S"
 stop_relays
-check "SIGTERM ends the relay" no_relay
+check "SIGTERM ends the relay (its workers waiting for clients too)" no_relay
 check "... and it removes its socket" test ! -e "$S"
 # A socket that does not state this identity after "+" gets no request.
 python3 -c '
