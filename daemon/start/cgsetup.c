@@ -562,8 +562,8 @@ static void probe_runs_dir(struct runcg_probe *p, const char *dir)
 		snprintf(p->runs_dir, sizeof(p->runs_dir), "%s", dir);
 }
 
-/* The v1 (or hybrid) hierarchy holding ctrl, mounted at mnt ("" for the
- * hybrid's unified tree): where start-up's setup_v1 would put the runs. */
+/* The v1 hierarchy holding ctrl (NULL: the hybrid's unified tree), mounted
+ * at mnt: where start-up's setup_v1 (or its hybrid part) would put the runs. */
 static void probe_v1_runs_dir(struct runcg_probe *p, const char *ctrl, const char *mnt, const char *parent)
 {
 	char own[PATH_MAX], dir[PATH_MAX * 2];
