@@ -26,6 +26,10 @@ int runcg_init(char *err, size_t errlen);
  * freezer + kill loop instead of cgroup.kill).  May be called again to
  * switch; call it before forking anything that must stay out of the runs. */
 int runcg_init_named(const char *parent, bool legacy_only, char *err, size_t errlen);
+/* The daemon's parent cgroup name, "sharness-<uid_range first>": two daemons
+ * with different ranges never clean up each other's runs.  Start-up and the
+ * doctor's probe both name it so. */
+void runcg_parent_name(char *out, size_t outlen, unsigned uid_first);
 /* Pure v2 delegation step, exposed for tests: move the calling process into
  * <dir>/daemon, then enable `controllers` ("pids memory") in the
  * subtree_control of dir and of a new <dir>/runs.  dir is an absolute path. */
@@ -87,6 +91,7 @@ struct runcg_probe {
 	bool at_root;        /* v2: a subtree of our own at the root (no systemd) */
 	bool delegated;      /* v2 under systemd: our cgroup is delegated */
 	bool writable;       /* base accepts a new cgroup (access W_OK) */
+	int write_errno;     /* why not, when it does not */
 	char base[4096];     /* where the "sharness-<first>" parent would be made */
 	/* The longest directory a run's cgroup would be made in, "" where only
 	 * start-up can know (a transient scope systemd-run makes); runs_dir_fits
@@ -94,7 +99,7 @@ struct runcg_probe {
 	char runs_dir[8192];
 	bool runs_dir_fits;
 };
-/* parent: the name start-up gives its cgroup, "sharness-<uid_range first>". */
+/* parent: the name start-up gives its cgroup (runcg_parent_name). */
 void runcg_probe(struct runcg_probe *p, const char *parent);
 
 #endif

@@ -409,6 +409,11 @@ fail:
 	return -1;
 }
 
+void runcg_parent_name(char *out, size_t outlen, unsigned uid_first)
+{
+	snprintf(out, outlen, "sharness-%u", uid_first);
+}
+
 int runcg_init(char *err, size_t errlen)
 {
 	return runcg_init_named("sharness", false, err, errlen);
@@ -575,7 +580,7 @@ static void probe_v1_runs_dir(struct runcg_probe *p, const char *ctrl, const cha
 
 void runcg_probe(struct runcg_probe *p, const char *parent)
 {
-	char mnt[PATH_MAX], own[PATH_MAX], ctrls[PATH_MAX * 2];
+	char mnt[PATH_MAX], own[PATH_MAX], ctrls[PATH_MAX * 2], dir[PATH_MAX * 2];
 
 	memset(p, 0, sizeof(*p));
 	p->systemd = systemd_booted();
@@ -595,6 +600,7 @@ void runcg_probe(struct runcg_probe *p, const char *parent)
 		p->pids = file_has_word(ctrls, "pids");
 		p->memory = file_has_word(ctrls, "memory");
 		p->writable = access(p->base, W_OK) == 0;
+		p->write_errno = p->writable ? 0 : errno;
 		/* setup_v2: <root>/<parent>/runs, or <delegated cgroup>/runs. */
 		if (p->at_root)
 			cg_pathf(p->runs_dir, sizeof(p->runs_dir), "%s/%s/runs", p->base, parent);
@@ -611,7 +617,9 @@ void runcg_probe(struct runcg_probe *p, const char *parent)
 		own[0] = '\0';
 	cg_pathf(p->base, sizeof(p->base), own[0] ? "%s/%s" : "%s%s", mnt, own);
 	p->writable = access(p->base, W_OK) == 0;
-	probe_v1_runs_dir(p, "pids", mnt, parent);
+	p->write_errno = p->writable ? 0 : errno;
+	if (cg_pathf(dir, sizeof(dir), "%s/%s", p->base, parent) == 0) /* setup_v1's, for pids */
+		probe_runs_dir(p, dir);
 	p->memory = probe_v1_mount("memory", ctrls, sizeof(ctrls));
 	if (p->memory)
 		probe_v1_runs_dir(p, "memory", ctrls, parent);

@@ -159,7 +159,7 @@ static void check_cgroups(struct doctor *d, unsigned uid_first)
 	struct runcg_probe p;
 	char sr[4096], parent[32];
 
-	snprintf(parent, sizeof(parent), "sharness-%u", uid_first);
+	runcg_parent_name(parent, sizeof(parent), uid_first);
 	runcg_probe(&p, parent);
 	if (!p.layout[0]) {
 		fail(d, "cgroups: no pids controller is mounted (neither v1 nor v2): mount cgroup2 on "
@@ -186,17 +186,16 @@ static void check_cgroups(struct doctor *d, unsigned uid_first)
 	if (strcmp(p.layout, "v2") != 0) {
 		if (!p.writable)
 			fail(d,
-			     "cgroups (%s): cannot create sharness-%u in %s (%s): run as root with "
+			     "cgroups (%s): cannot create %s in %s (%s): run as root with "
 			     "/sys/fs/cgroup writable",
-			     p.layout, uid_first, p.base, strerror(errno));
+			     p.layout, parent, p.base, strerror(p.write_errno));
 		else
-			pass(d, "cgroups %s: %s; runs below %s/sharness-%u", p.layout, mem, p.base,
-			     uid_first);
+			pass(d, "cgroups %s: %s; runs below %s/%s", p.layout, mem, p.base, parent);
 		return;
 	}
 	if (p.at_root) {
-		pass(d, "cgroups v2%s: %s; a subtree of our own at %s/sharness-%u",
-		     p.systemd ? "" : " without systemd", mem, p.base, uid_first);
+		pass(d, "cgroups v2%s: %s; a subtree of our own at %s/%s",
+		     p.systemd ? "" : " without systemd", mem, p.base, parent);
 	} else if (p.delegated) {
 		pass(d, "cgroups v2 under systemd: %s; %s is delegated (Delegate=yes)", mem, p.base);
 	} else if (have_systemd_run(sr, sizeof(sr))) {

@@ -190,9 +190,7 @@ static void self_check(const struct config *cfg, struct policy_facts *facts, str
 		log_fatal("%s", why);
 	if (seccomp_build_sandbox(filter, err, sizeof(err)) < 0)
 		log_fatal("seccomp is not usable: %s", err);
-	/* The parent cgroup is named after the uid range: two daemons with
-	 * different ranges never clean up each other's runs. */
-	snprintf(parent, sizeof(parent), "sharness-%u", cfg->uid_first);
+	runcg_parent_name(parent, sizeof(parent), cfg->uid_first);
 	if (runcg_init_named(parent, false, err, sizeof(err)) < 0)
 		log_fatal("cgroups are not usable: %s", err);
 	facts->cgroup_version = runcg_version();
