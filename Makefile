@@ -46,7 +46,7 @@ COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c fdio.c h
                  log.c path.c privsep.c procstatus.c profile.c utf8.c)
 START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c \
                  cgsetup.c sandbox_filter.c uidrange.c)
-ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c launcher.c mount.c ns.c runcg.c sandbox.c \
+ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c mount.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
 ASRUN_SRCS  := $(addprefix daemon/asrun/,actor_serve.c connect_run.c job.c notify.c sandbox_run.c usage.c watch.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,11 @@ static int apply_landlock(const struct sandbox_spec *s)
 {
 	const struct profile *p = s->profile;
 	struct landlock_path paths[16 + 4 * PROFILE_LIST_MAX];
-	/* On the heap, not 128 KB of stack: every page of a frame is touched
-	 * (-fstack-clash-protection), a page fault each, in every run. */
-	char *exec_dirs[PROFILE_LIST_MAX] = {0};
-	bool oom = false;
+	/* Not 128 KB of stack (every page of a frame is touched,
+	 * -fstack-clash-protection: a page fault each, in every run), and not the
+	 * heap, which the init shares with the supervisor (root/initclone.c). */
+	static char exec_dirs[PROFILE_LIST_MAX][PATH_MAX];
+	bool too_long = false;
 	size_t n = 0;
 	struct stat st;
 	unsigned ws = LANDLOCK_GRANT_READ | (p->workspace_write ? LANDLOCK_GRANT_WRITE : 0);
@@ -66,9 +68,10 @@ static int apply_landlock(const struct sandbox_spec *s)
 		if (fd < 0)
 			continue;
 		close(fd);
-		if (asprintf(&exec_dirs[i], "%s/%s", s->workspace, p->workspace_exec[i]) < 0) {
-			exec_dirs[i] = NULL;
-			oom = true; /* the step fails: no Landlock domain, no run */
+		size_t len =
+		    (size_t)snprintf(exec_dirs[i], PATH_MAX, "%s/%s", s->workspace, p->workspace_exec[i]);
+		if (len >= PATH_MAX) {
+			too_long = true; /* the step fails: no Landlock domain, no run */
 			break;
 		}
 		paths[n++] = (struct landlock_path){exec_dirs[i], ws | LANDLOCK_GRANT_EXEC};
@@ -81,10 +84,7 @@ static int apply_landlock(const struct sandbox_spec *s)
 		paths[n++] = (struct landlock_path){p->write_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_WRITE};
 	for (size_t i = 0; i < p->n_exec_paths; i++)
 		paths[n++] = (struct landlock_path){p->exec_paths[i], LANDLOCK_GRANT_READ | LANDLOCK_GRANT_EXEC};
-	int rc = oom ? (errno = ENOMEM, -1) : landlock_apply(paths, n, (uint16_t)s->proxy_port);
-	for (size_t i = 0; i < PROFILE_LIST_MAX; i++)
-		free(exec_dirs[i]);
-	return rc;
+	return too_long ? (errno = ENAMETOOLONG, -1) : landlock_apply(paths, n, (uint16_t)s->proxy_port);
 }
 
 struct job {
@@ -105,9 +105,11 @@ static int read_job(int fd, struct job *j)
 	    j->h.cmd_len == 0 || j->h.cmd_len > RUN_CMD_MAX || j->h.env_len > SANDBOX_ENV_BYTES_MAX ||
 	    j->h.env_count > SANDBOX_ENV_MAX || j->h.has_stdin > 1)
 		return errno = EPROTO, -1;
+	/* Not on the heap, which the init shares with the supervisor
+	 * (root/initclone.c); the two NULs are added below. */
+	static char buf[RUN_CWD_MAX + RUN_CMD_MAX + SANDBOX_ENV_BYTES_MAX + 2];
 	size_t total = (size_t)j->h.cwd_len + j->h.cmd_len + j->h.env_len;
-	char *buf = malloc(total + 2);
-	if (!buf || fdio_read_all(fd, buf, total) < 0)
+	if (fdio_read_all(fd, buf, total) < 0)
 		return errno = EPROTO, -1;
 	memmove(buf + j->h.cwd_len + 1, buf + j->h.cwd_len, (size_t)j->h.cmd_len + j->h.env_len);
 	buf[j->h.cwd_len] = '\0';
@@ -152,9 +154,11 @@ static noreturn void exec_command(const struct sandbox_spec *s, const struct job
 
 noreturn void sandbox_as_run(const struct sandbox_spec *s)
 {
-	/* The init is a copy of the root launcher's memory: no process of the
-	 * run may read it through /proc/1/mem or attach to it, whatever
-	 * fs.suid_dumpable says (the uid change above reset the flag from it).
+	/* The init runs in the supervisor's memory (root/initclone.c), a copy
+	 * of the root launcher's: no process of the run may read it through
+	 * /proc/1/mem or attach to it, whatever fs.suid_dumpable says (the uid
+	 * change above reset the flag from it).  The flag is the memory's, so
+	 * the supervisor's too, which drops to the same anyway (become_run).
 	 * The command itself is exec'd and dumpable again, as usual. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		sandbox_fail(s, STEP_DUMPABLE);
@@ -192,8 +196,7 @@ noreturn void sandbox_as_run(const struct sandbox_spec *s)
 	close(s->job_fd);
 
 	/* vfork: the child only sets up fds and execs, so sharing our memory
-	 * is safe, and it saves copying the page tables of a process that was
-	 * forked from the daemon. */
+	 * (the supervisor's) is safe, and it saves copying its page tables. */
 	pid_t cmd = vfork(); // NOLINT(bugprone-unsafe-functions): only fd, cwd and exec calls, see above
 	if (cmd < 0)
 		sandbox_fail(s, STEP_FORK);

@@ -23,7 +23,9 @@ void errmsg_set(char *err, size_t errlen, const char *fmt, ...)
 			*p = '?';
 }
 
-static char failed_op[160];
+/* Per thread: the sandbox's init runs on a thread's state of its own beside
+ * the supervisor, in its memory (root/initclone.c). */
+static _Thread_local char failed_op[160];
 
 int errmsg_op_failed(const char *op, const char *path)
 {

@@ -64,13 +64,15 @@ noreturn void sandbox_fail(const struct sandbox_spec *s, int step)
 	_exit(1);
 }
 
-/* The init is a fork of the launcher without an exec: /proc/1/cmdline, which
- * any process may read whatever its dumpable flag, would show the daemon's
- * command line and config path.  Point the argument area at an empty string
- * (prctl(2) PR_SET_MM, needs CAP_SYS_RESOURCE: we are still root); where the
- * kernel lacks CONFIG_CHECKPOINT_RESTORE, zero the area itself instead (our
- * copy of the launcher's memory), found in /proc/self/stat (proc(5) fields
- * 48 and 49, arg_start and arg_end). */
+/* The init runs in the supervisor's memory, a fork of the launcher, without
+ * an exec (initclone.c): /proc/1/cmdline, which any process may read
+ * whatever its dumpable flag, would show the daemon's command line and
+ * config path.  Point the argument area at an empty string (prctl(2)
+ * PR_SET_MM, needs CAP_SYS_RESOURCE: we are still root); where the kernel
+ * lacks CONFIG_CHECKPOINT_RESTORE, zero the area itself instead, found in
+ * /proc/self/stat (proc(5) fields 48 and 49, arg_start and arg_end).  The
+ * memory is the supervisor's: its command line goes blank as well, which
+ * nothing reads. */
 static int hide_cmdline(void)
 {
 	static char empty[8];

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "initclone.h"
 #include "launcher.h"
 #include "log.h"
 #include "mount.h"
@@ -297,6 +298,22 @@ static void view_release(struct run *r)
 	r->n_view_fd = 0;
 }
 
+/* What the init starts from: copies, since it runs beside us in our memory
+ * (initclone.c) while we go on and change our own. */
+struct init_args {
+	struct sandbox_spec spec;
+	int close_fds[6 + VIEW_FDS]; /* our ends of its pipes, the view's host paths */
+	size_t n_close;
+};
+
+static int init_entry(void *arg)
+{
+	const struct init_args *a = arg;
+	for (size_t i = 0; i < a->n_close; i++)
+		close(a->close_fds[i]);
+	sandbox_child(&a->spec);
+}
+
 /* Anything the prepared view was built from replaced or removed since. */
 static bool view_changed(struct run *r)
 {
@@ -410,22 +427,18 @@ static void prepare(struct run *r)
 		.status_fd = status[1], .sync_fd = sync[0], .job_fd = job[0], .seccomp = &r->l->seccomp,
 		.proxy_port = r->p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
 	};
-	/* A raw clone: the child gets its namespaces at birth (it is pid 1 of
-	 * the new pid namespace) and continues like fork. */
-	pid_t init = (pid_t)syscall(SYS_clone, NS_SANDBOX_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	/* The child gets its namespaces at birth (it is pid 1 of the new pid
+	 * namespace) and runs in our memory (initclone.c says why and how).
+	 * Static: it reads its arguments after we returned. */
+	static struct init_args ia;
+	ia = (struct init_args){
+	    .spec = spec, .close_fds = {out[0], err[0], in[1], status[0], sync[1], job[1]}, .n_close = 6};
+	for (size_t i = 0; i < r->n_view_fd; i++) /* host paths: nothing of the sandbox's to hold */
+		ia.close_fds[ia.n_close++] = r->view_fd[i];
+	pid_t init = initclone(init_entry, &ia, NS_SANDBOX_FLAGS);
 	if (init < 0) {
 		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be cloned: %s.", strerror(errno));
 		goto out;
-	}
-	if (init == 0) {
-		close(out[0]);
-		close(err[0]);
-		close(in[1]);
-		close(status[0]);
-		close(sync[1]);
-		close(job[1]);
-		view_release(r); /* host paths: nothing of the sandbox's to hold */
-		sandbox_child(&spec);
 	}
 	sb->init = init;
 	sb->out_r = out[0];

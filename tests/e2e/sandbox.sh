@@ -280,6 +280,22 @@ if [ -n "$sup" ]; then
 	check_eq "... not dumpable: its /proc files are root's" "$(stat -c %u "/proc/$sup/status")" 0
 	kids=$(pgrep -P "$sup" | while read -r k; do awk '/^Uid:/ {print $2}' "/proc/$k/status"; done | sort -u)
 	check_eq "... its children (the init, the actor) are of its uid" "$kids" "$uid"
+	# The init runs in the supervisor's memory, made by a thread of the
+	# supervisor that then only waits (root/initclone.c): that thread too
+	# holds nothing the supervisor gave up.
+	threads=$(for t in /proc/"$sup"/task/*/status; do
+		awk '/^Uid:/ {u = $2 $3 $4 $5} /^CapPrm:|^CapEff:/ {c = c $2} /^NoNewPrivs:/ {n = $2} END {print u, c, n}' "$t"
+	done | sort -u)
+	check_eq "... every thread of it alike: the uid, no capability, no_new_privs" "$threads" \
+		"$uid$uid$uid$uid 00000000000000000000000000000000 1"
+	vm_of() { # which of the supervisor's children share its memory (kcmp(2), KCMP_VM)
+		python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+print(" ".join(c for c in sys.argv[2:] if libc.syscall(312, int(sys.argv[1]), int(c), 1, 0, 0) == 0))' "$sup" $(pgrep -P "$sup")
+	}
+	shared=$(vm_of)
+	check_eq "... the init (pid 1 of the run) shares the supervisor's memory, the actor does not" \
+		"$(for c in $shared; do awk '/^NSpid:/ {print $3}' "/proc/$c/status"; done)" 1
 fi
 JOB=$(jf .job_id)
 for _ in $(seq 1 80); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
