@@ -71,8 +71,8 @@ noreturn void sandbox_fail(const struct sandbox_spec *s, int step)
  * PR_SET_MM, needs CAP_SYS_RESOURCE: we are still root); where the kernel
  * lacks CONFIG_CHECKPOINT_RESTORE, zero the area itself instead, found in
  * /proc/self/stat (proc(5) fields 48 and 49, arg_start and arg_end).  The
- * memory is the supervisor's: its command line goes blank as well, which
- * nothing reads. */
+ * memory is the supervisor's: its command line goes blank as well (ps shows
+ * it by its name, sharnessd, with no arguments). */
 static int hide_cmdline(void)
 {
 	static char empty[8];

@@ -26,12 +26,16 @@ check "a sandbox is never reused: a fresh uid" test "$uid1" != "$uid2"
 check_settled "after runs: again one waiting sandbox per profile, nothing else"
 # A sandbox prepared while a run was handed over must not inherit that run's
 # channel or payload (the front would wait on a channel nobody answers).
-leaks=0
-for p in $(pgrep -f "sharnessd --config $T/sharnessd.json") $(ps -eo pid=,uid= | awk -v f="$UID_FIRST" '$2>f && $2<f+4096 {print $1}'); do
-	[ "$p" = "$DAEMON_PID" ] && continue
+# Every process below the launcher but the front (the supervisors: their
+# command line is blank once their init hid its own, the memory being one).
+descendants() { for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
+leaks=0 seen=0
+for p in $(descendants "$DAEMON_PID"); do
+	[ "$p" = "$(front_pid)" ] && continue
+	seen=$((seen + 1))
 	ls -l /proc/$p/fd 2>/dev/null | grep -q 'memfd:sharness-run' && leaks=$((leaks + 1))
 done
-check_eq "no other process holds a run's payload" "$leaks" 0
+check_eq "no other process holds a run's payload ($seen looked at)" "$leaks" 0
 
 # The waiting sandbox for `writable` was built before .git existed; a run in
 # it must still find .git/hooks and .git/config read-only.
