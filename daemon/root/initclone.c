@@ -94,6 +94,21 @@ static void *donor_main(void *p)
 	return NULL;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* The C library binds some of its calls into the dynamic linker lazily
+ * (allocate_stack's, for the new thread's TLS): a supervisor's first thread
+ * paid a dozen page faults in the linker's symbol tables for it, each run. */
+void initclone_warm_up(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, nothing, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
 pid_t initclone(int (*fn)(void *), void *arg, int ns_flags)
 {
 	pthread_attr_t attr;

@@ -15,4 +15,9 @@
  * -1 with errno set. */
 pid_t initclone(int (*fn)(void *), void *arg, int ns_flags);
 
+/* Once, in the launcher before it forks supervisors: start and join a
+ * thread, so the C library's own symbols that a thread's start needs are
+ * bound here and every supervisor inherits them bound. */
+void initclone_warm_up(void);
+
 #endif

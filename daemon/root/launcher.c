@@ -25,6 +25,7 @@
 
 #include "auditfile.h"
 #include "check.h"
+#include "initclone.h"
 #include "log.h"
 #include "monotime.h"
 #include "runcg.h"
@@ -300,6 +301,7 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		free(st);
 		return 1;
 	}
+	initclone_warm_up();
 	for (uint32_t p = 0; p < l->profiles->n; p++)
 		refill(st, ctl, p);
 	while (st->front > 0 || st->n > 0) {
