@@ -128,9 +128,7 @@ pid_t initclone(int (*fn)(void *), void *arg, int ns_flags)
 	char *stack = mem + GUARD_BYTES;
 	donor = (struct donor){.fn = fn, .arg = arg, .flags = ns_flags, .pid = -1};
 	donor.init_stack_top = (char *)((uintptr_t)(stack + DONOR_STACK - DONOR_OWN) & ~(uintptr_t)15);
-	if (sem_init(&donor.done, 0, 0) < 0)
-		return -1;
-	e = pthread_attr_init(&attr);
+	e = sem_init(&donor.done, 0, 0) < 0 ? errno : pthread_attr_init(&attr);
 	if (e == 0) {
 		e = pthread_attr_setstack(&attr, stack, DONOR_STACK);
 		if (e == 0)
