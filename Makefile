@@ -35,8 +35,8 @@ endif
 #   root/    root, after start-up: the launcher, a supervisor per run, the
 #            sandbox, cgroups, the seccomp listener and the file actor
 #   asrun/   forked by root and dropped to a run's uid before it reads
-#            anything of the run: the file actor's requests, the sandbox
-#            init's last steps
+#            anything of the run: the file actor's requests (its own
+#            executable, sharness-actor), the sandbox init's last steps
 #   front/   the front's own uid (sharnessd-front): TLS, HTTP, JSON, the
 #            proxy, approvals, jobs, replies
 #   filter/  the secret filter (in the front; root links only the secrets
@@ -48,7 +48,9 @@ START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout
                  cgsetup.c sandbox_filter.c uidrange.c)
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c mount.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
-ASRUN_SRCS  := $(addprefix daemon/asrun/,actor_serve.c connect_run.c job.c notify.c sandbox_run.c usage.c watch.c)
+ASRUN_SRCS  := $(addprefix daemon/asrun/,job.c notify.c sandbox_run.c usage.c watch.c)
+# sharness-actor: a run's file actor, exec'd as the run (root/actor.c).
+ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c connect_run.c) daemon/common/privsep.c
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
                  http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c reply.c request.c runflow.c \
                  runq.c tls.c)
@@ -68,8 +70,8 @@ INC_ALL    := -iquote daemon/common -iquote daemon/root -iquote daemon/asrun -iq
 SHARNESSD_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(COMMON_SRCS) $(ROOT_FILTER_SRCS))
 FRONT_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(FRONT_SRCS) $(FILTER_SRCS) $(COMMON_SRCS))
 # Every daemon object but the two mains, for the unit tests and benchmarks.
-DAEMON_LIB_SRCS := $(filter-out daemon/start/main.c daemon/front/main.c,$(COMMON_SRCS) $(START_SRCS) \
-                     $(ROOT_SRCS) $(ASRUN_SRCS) $(FRONT_SRCS) $(FILTER_SRCS))
+DAEMON_LIB_SRCS := $(filter-out daemon/start/main.c daemon/front/main.c daemon/asrun/actor_main.c,$(sort $(COMMON_SRCS) \
+                     $(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(ACTOR_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)))
 DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:%.c=$(BUILD)/%.o)
 DAEMON_LIB      := $(BUILD)/libsharnessd.a
 UNIT_SRCS       := $(sort $(wildcard tests/unit/test_*.c))
@@ -82,7 +84,7 @@ PROBE_BINS      := $(PROBE_SRCS:tests/probes/%.c=$(BUILD)/probes/%)
 
 .PHONY: all deps test-deps run test unit probes clean asan asan-test format tidy install uninstall bench fuzz stress vm-test vm-deps deb
 
-all: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client
+all: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(BUILD)/sharness-client
 
 part_of = $(word 2,$(subst /, ,$(1)))
 $(BUILD)/daemon/%.o: daemon/%.c
@@ -104,6 +106,18 @@ $(BUILD)/sharnessd: $(SHARNESSD_OBJS)
 	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(ROOT_LIBS)
 	@if readelf -d $@ | grep -E 'NEEDED.*(microhttpd|gnutls|libhs)'; then \
 		echo "$@ must not link the front's libraries (above)" >&2; rm -f $@; exit 1; fi
+
+# Static (static-pie): it is exec'd inside a run's root, where no loader
+# should look for libraries.  Its own objects, built without the
+# sanitizers in every build: their runtime needs a /proc/self, which the
+# run's root (another pid namespace's /proc) does not give it.
+ACTOR_OBJS := $(patsubst %.c,$(BUILD)/actor/%.o,$(ACTOR_SRCS))
+$(BUILD)/actor/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(addprefix -iquote daemon/,$(INC_$(call part_of,$<))) -c $< -o $@
+
+$(BUILD)/sharness-actor: $(ACTOR_OBJS)
+	$(CC) -static-pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $^
 
 $(BUILD)/sharnessd-front: $(FRONT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(FRONT_LIBS)
@@ -178,4 +192,5 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(patsubst %.c,$(BUILD)/%.d,$(COMMON_SRCS) $(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(patsubst %.c,$(BUILD)/%.d,$(COMMON_SRCS) $(START_SRCS) $(ROOT_SRCS) $(ASRUN_SRCS) $(ACTOR_SRCS) $(FRONT_SRCS) $(FILTER_SRCS)) $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d)
+-include $(ACTOR_OBJS:.o=.d)

@@ -10,6 +10,8 @@
 #                                         looks for it in ../libexec/sharness
 #                                         beside itself, so LIBEXECDIR must be
 #                                         $(PREFIX)/libexec (the default)
+#   $(LIBEXECDIR)/sharness/sharness-actor  a run's file actor, which sharnessd
+#                                         execs as the run (0755, static)
 #   $(BINDIR)/sharness-client             the client              (0755)
 #   $(BINDIR)/sharness-mkcerts            certs/mkcerts           (0755)
 #   $(MANDIR)/man{1,5,8}/...              sharness-client.1 sharness-mkcerts.1 sharnessd.json.5 sharnessd.8
@@ -77,7 +79,7 @@ install-stage:
 	@sed $(INSTALL_SED) man/sharnessd.8 >$(INSTALL_STAGE)/sharnessd.8
 	@sed $(INSTALL_SED) man/sharnessd.json.5 >$(INSTALL_STAGE)/sharnessd.json.5
 
-install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client install-stage
+install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(BUILD)/sharness-client install-stage
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/sharness \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SHARNESS_ETC) $(DESTDIR)$(SHARNESS_ETC)/profiles \
@@ -86,6 +88,7 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client in
 		$(DESTDIR)$(LOCALSTATEDIR)/lib/sharness $(DESTDIR)$(LOCALSTATEDIR)/log/sharness
 	$(INSTALL) -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(SBINDIR)/sharnessd
 	$(INSTALL) -m 0755 $(BUILD)/sharnessd-front $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front
+	$(INSTALL) -m 0755 $(BUILD)/sharness-actor $(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor
 	$(INSTALL) -m 0755 $(BUILD)/sharness-client $(DESTDIR)$(BINDIR)/sharness-client
 	$(INSTALL) -m 0755 certs/mkcerts $(DESTDIR)$(BINDIR)/sharness-mkcerts
 	$(INSTALL) -m 0644 man/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-client.1
@@ -104,6 +107,7 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-client in
 
 uninstall: install-stage
 	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front \
+		$(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor \
 		$(DESTDIR)$(BINDIR)/sharness-client \
 		$(DESTDIR)$(BINDIR)/sharness-mkcerts \
 		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1 \

@@ -2,9 +2,10 @@
  * actor_serve.c - the file actor's request loop (root/actor.c says why it
  * exists and what it refuses): it runs as the run, never as root.
  *
- * root/actor.c forks it and, before anything here runs, chroots it into
+ * root/actor.c makes it and, before anything here runs, chroots it into
  * the run's root and drops it to the run's uid and gid with no capability,
- * no_new_privs and not dumpable.  From then on it reads one request at a
+ * no_new_privs and not dumpable; then it execs sharness-actor
+ * (actor_main.c), which calls in here.  It reads one request at a
  * time from the supervisor over a socketpair (lengths and terminators
  * checked), resolves the parent directory once, asks the kernel where it
  * really is, and acts on that descriptor.
@@ -524,10 +525,6 @@ static void setup(int host_proc, const struct sandbox_spec *spec)
 noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *spec)
 {
 	setup(host_proc, spec);
-	/* One word first: 0, ready (the drop before us worked). */
-	int ready = 0;
-	if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
-		_exit(1);
 	for (;;) {
 		struct actor_req q;
 		int fds[2];

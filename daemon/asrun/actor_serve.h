@@ -11,9 +11,10 @@
 
 struct sandbox_spec;
 
-/* Serve requests on `sock` until it closes.  The caller (root/actor.c,
- * in the forked child) has chrooted into the run's root and dropped to the
- * run; `host_proc` is the host's /proc, opened before the chroot. */
+/* Serve requests on `sock` until it closes.  The caller (actor_main.c,
+ * exec'd as the run by root/actor.c) is chrooted into the run's root and
+ * dropped to the run; `host_proc` is the host's /proc, opened before the
+ * chroot. */
 noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *spec);
 
 /* The name tests, exported for the unit tests. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int fdio_write_all(int fd, const void *buf, size_t len)
@@ -75,4 +76,22 @@ int fdio_write_file(const char *path, const char *s)
 		return -1;
 	}
 	return 0;
+}
+
+int fdio_place(const int *fds, int n, int exe_fd)
+{
+	int high[FDIO_PLACE_MAX];
+	int exe_high = fcntl(exe_fd, F_DUPFD_CLOEXEC, 100);
+	if (exe_high < 0 || n > FDIO_PLACE_MAX)
+		return -1;
+	/* First out of the way (a source may sit on a target number). */
+	for (int i = 0; i < n; i++)
+		if ((high[i] = fds[i] < 0 ? -1 : fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0 && fds[i] >= 0)
+			return -1;
+	for (int i = 0; i < n; i++)
+		if (high[i] >= 0 && dup2(high[i], 3 + i) < 0) /* dup2: not close-on-exec */
+			return -1;
+	if (dup3(exe_high, 3 + n, O_CLOEXEC) < 0)
+		return -1;
+	return syscall(SYS_close_range, 4 + n, ~0U, 0) < 0 ? -1 : 3 + n;
 }

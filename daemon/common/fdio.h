@@ -2,7 +2,8 @@
  * fdio.h - whole reads and writes on a descriptor (pipes and memfds), with
  * EINTR retried and a short transfer treated as the failure it is here;
  * the close of a descriptor kept in a variable; and the one-read, one-write
- * files of the kernel's own file systems (cgroup, /proc).
+ * files of the kernel's own file systems (cgroup, /proc); the placing of
+ * descriptors for an exec.
  *
  * Trust: none of its own; the callers bound the lengths.
  */
@@ -26,5 +27,11 @@ ssize_t fdio_read_file(const char *path, char *buf, size_t len);
 /* Write the string `s` to `path` in one write(): what a cgroup or /proc
  * file takes as one value.  0, or -1 (errno; EIO for a short write). */
 int fdio_write_file(const char *path, const char *s);
+/* Before an exec: put `fds` at 3, 4, ... (in order; -1 leaves that number
+ * closed), `exe_fd` right after them (close-on-exec), and close everything
+ * above.  At most FDIO_PLACE_MAX fds.  Returns the executable's new
+ * number, or -1.  Async-signal-safe. */
+#define FDIO_PLACE_MAX 8
+int fdio_place(const int *fds, int n, int exe_fd);
 
 #endif

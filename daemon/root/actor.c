@@ -13,10 +13,11 @@
  * for writing stops at the run's seccomp listener (seccomp.c), and the
  * supervisor hands it here (notify.c).
  *
- * The actor is one process per run, forked from the supervisor (still
- * root) while it prepares the sandbox, in the run's own view and network
- * namespace and with no more rights than the run: chroot into the run's root (its mounts: read-only binds, noexec,
- * nosuid), the run's uid and gid, no capabilities, no_new_privs.  Not the
+ * The actor is one process per run, made by the supervisor (still root)
+ * while it prepares the sandbox, in the run's own view and network
+ * namespace and with no more rights than the run: chroot into the run's
+ * root (its mounts: read-only binds, noexec, nosuid), the run's uid and
+ * gid, no capabilities, no_new_privs.  Not the
  * run's Landlock domain: a domain of its own would stop it from reopening
  * the run's /proc/PID/fd entries (`> /dev/stdout`: Landlock scopes ptrace
  * access to descendants), and for writes the mounts already hold what
@@ -56,16 +57,31 @@
  * `safe.bareRepository=explicit` refuses), timestamps and ownership (no
  * code runs from them).
  *
- * This file is the root half: it forks the actor and drops it (chroot,
+ * This file is the root half: it makes the actor and drops it (chroot,
  * uid, no_new_privs) before anything of the run is read; the half that
- * serves the requests, as the run, is asrun/actor_serve.c.
+ * serves the requests, as the run, is the executable sharness-actor
+ * (asrun/actor_main.c, actor_serve.c).
+ *
+ * Made lazily, for speed (SPEC 15.5): a fork of the supervisor, its
+ * copy-on-write faults on both sides and its teardown were a sixth of a
+ * `true` run's CPU, and most commands (`ls`, `grep`, `git log`) never
+ * write.  So the actor starts as a clone in the supervisor's memory
+ * (initclone.c: a C library thread state of its own, no allocation),
+ * drops there, and waits for the first request without reading it; only
+ * then does it exec sharness-actor, a static executable (no loader to
+ * resolve in the run's root), from a descriptor start-up opened (a file
+ * as trusted as we are, frontexec.c).  From the exec on, it has a memory
+ * of its own, before it reads anything of the run.  While it waits it
+ * runs nothing of the run's and the run cannot reach it (outside the
+ * run's pid namespace, not dumpable); an exec that fails ends it, and the
+ * run's writes fail with the actor's end (notify.c).
  *
  * Trust: root; the actor's one word of readiness is the only thing read
  * here.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -79,78 +95,96 @@
 #include <unistd.h>
 
 #include "actor.h"
-#include "actor_serve.h"
+#include "fdio.h"
+#include "initclone.h"
 #include "profile.h"
 #include "sandbox.h"
 
 #define ACTOR_START_MS 2000
 
-/* Close every descriptor from 3 up but `a` and `b`. */
-static void keep_only(int a, int b)
+/* The waiting actor's arguments: it reads them in our memory after
+ * actor_start returned, and execs with them (asrun/actor_main.c). */
+static struct waiter {
+	int fds[4]; /* the socket, the host's /proc, the run's root and network namespace */
+	int exe;
+	uid_t uid;
+	char uid_s[16], workspace[PATH_MAX];
+	char *argv[PROFILE_LIST_MAX + 5];
+} w;
+
+/* In our memory (initclone.c), as root: drop into the run, say so, wait. */
+static int waiter_main(void *arg)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	if (lo > 3)
-		syscall(SYS_close_range, 3, lo - 1, 0);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, lo + 1, hi - 1, 0);
-	syscall(SYS_close_range, hi + 1, ~0U, 0);
+	const struct waiter *a = arg;
+	uid_t uid = a->uid;
+	(void)prctl(PR_SET_NAME, "sharness-actor", 0, 0, 0); /* apart from the waiting init in ps */
+	/* Nothing of the supervisor's but these (a prepared sandbox's stdin
+	 * pipe held open here would never reach EOF): 3 the socket, 4 the
+	 * host's /proc, 5 and 6 the run's root and network namespace, 7 the
+	 * executable.  The network namespace: the run's unix sockets are
+	 * listed there (connect_run.c), and abstract names resolve there. */
+	int exe = fdio_place(a->fds, 4, a->exe), ready = 0;
+	/* The ids by the bare calls: the C library's would act on every thread
+	 * of the supervisor (whose memory we share), not on us. */
+	if (exe < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || setns(6, CLONE_NEWNET) < 0 ||
+	    fchdir(5) < 0 || chroot(".") < 0 || chdir("/") < 0 || syscall(SYS_setgroups, 0, NULL) < 0 ||
+	    syscall(SYS_setresgid, uid, uid, uid) < 0 || syscall(SYS_setresuid, uid, uid, uid) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		ready = errno ? errno : EPERM;
+	close(5);
+	close(6);
+	/* One word: 0, or why not (chroot needs CAP_SYS_CHROOT). */
+	if (send(3, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready) || ready)
+		_exit(1);
+	struct pollfd p = {.fd = 3, .events = POLLIN};
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+	if (!(p.revents & POLLIN))
+		_exit(0); /* the run ended without a request */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	static char *const envp[] = {NULL};
+	syscall(SYS_execveat, exe, "", a->argv, envp, AT_EMPTY_PATH);
+	_exit(127);
 }
 
-int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec)
+int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec, int exe)
 {
 	char path[64];
-	int sp[2];
+	int sp[2] = {-1, -1};
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)target);
 	int rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)target);
 	int netfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (rootfd < 0 || netfd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
-		if (rootfd >= 0)
-			close(rootfd);
-		if (netfd >= 0)
-			close(netfd);
-		return -1;
+	int hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t n = 0;
+	w = (struct waiter){.fds = {-1, hostproc, rootfd, netfd}, .exe = exe, .uid = spec->uid};
+	snprintf(w.uid_s, sizeof(w.uid_s), "%u", (unsigned)spec->uid);
+	snprintf(w.workspace, sizeof(w.workspace), "%s", spec->workspace);
+	w.argv[n++] = "sharness-actor";
+	w.argv[n++] = w.uid_s;
+	w.argv[n++] = spec->profile->workspace_write ? "1" : "0";
+	w.argv[n++] = w.workspace;
+	for (size_t i = 0; i < spec->profile->n_write_paths; i++) /* the profiles stay as loaded */
+		w.argv[n++] = spec->profile->write_paths[i];
+	pid_t pid = -1;
+	if (rootfd >= 0 && netfd >= 0 && hostproc >= 0 &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0) {
+		w.fds[0] = sp[1];
+		pid = initclone(waiter_main, &w, 0);
 	}
-	pid_t pid = fork();
+	int e = errno;
+	fdio_close(&rootfd);
+	fdio_close(&netfd);
+	fdio_close(&hostproc);
+	fdio_close(&sp[1]);
 	if (pid < 0) {
-		close(rootfd);
-		close(netfd);
-		close(sp[0]);
-		close(sp[1]);
+		fdio_close(&sp[0]);
+		errno = e;
 		return -1;
 	}
-	if (pid == 0) {
-		close(sp[0]);
-		/* The run's network namespace: its unix sockets are listed
-		 * there (connect_run.c), and abstract names resolve there. */
-		int in_net = setns(netfd, CLONE_NEWNET);
-		/* Nothing of the supervisor's but these two: a prepared sandbox's
-		 * stdin pipe held open here would never reach EOF. */
-		keep_only(sp[1], rootfd);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		uid_t uid = spec->uid;
-		(void)prctl(PR_SET_NAME, "sharness-actor", 0, 0, 0); /* apart from the waiting init in ps */
-		int hostproc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		int ready = 0;
-		if (in_net < 0 || hostproc < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || fchdir(rootfd) < 0 ||
-		    chroot(".") < 0 || chdir("/") < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-		    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-			ready = errno ? errno : EPERM;
-		/* One word first: why not (chroot needs CAP_SYS_CHROOT); the
-		 * serving half sends the 0 once it is set up. */
-		if (ready) {
-			(void)!send(sp[1], &ready, sizeof(ready), MSG_NOSIGNAL);
-			_exit(1);
-		}
-		close(rootfd);
-		actor_serve(sp[1], hostproc, spec); /* as the run from here */
-	}
-	close(rootfd);
-	close(netfd);
-	close(sp[1]);
 	int ready = EIO;
 	struct pollfd p = {.fd = sp[0], .events = POLLIN};
 	if (poll(&p, 1, ACTOR_START_MS) != 1 || recv(sp[0], &ready, sizeof(ready), 0) != (ssize_t)sizeof(ready))

@@ -4,7 +4,8 @@
  *
  * Trust: the actor runs as the run; the supervisor, as root, starts it
  * here, and talks to it over a socketpair once it has dropped to the run's
- * uid itself (asrun/actor_msg.h has the messages).  It stands in the run's
+ * uid itself (asrun/actor_msg.h has the messages); what serves them is an
+ * executable of its own (asrun/actor_main.c).  It stands in the run's
  * root and network namespace, so it also makes the run's connects to unix
  * sockets.
  */
@@ -20,8 +21,9 @@ struct actor {
 	int sock;
 };
 
-/* Fork the actor in the view of `target` (a process of the run). */
-int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec);
+/* Start the actor in the view of `target` (a process of the run), to exec
+ * `exe` (sharness-actor) at the run's first request for it. */
+int actor_start(struct actor *a, pid_t target, const struct sandbox_spec *spec, int exe);
 
 /* Kill and reap the actor, if one was started. */
 void actor_stop(struct actor *a);

@@ -61,8 +61,10 @@
 #define DONOR_STACK (1024 * 1024) /* the init's part and the donor's */
 #define DONOR_OWN (64 * 1024)     /* the donor's part, at the top */
 
-/* One clone at a time per supervisor (a rebuilt sandbox's comes after the
- * first init was reaped); static, since the donor outlives this call. */
+/* One clone at a time per supervisor (the init, then the file actor's
+ * waiting half, actor.c; a rebuilt sandbox's after the first were reaped);
+ * static, since the donor outlives this call, but read by it only until
+ * it posts `done`: each call has a donor of its own. */
 static struct donor {
 	int (*fn)(void *);
 	void *arg;

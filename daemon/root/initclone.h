@@ -1,5 +1,6 @@
 /*
- * initclone.h - starting the sandbox's init in the supervisor's memory.
+ * initclone.h - starting the sandbox's init (and the file actor until it
+ * execs, actor.c) in the supervisor's memory.
  *
  * Trust: privileged (the supervisor, while it prepares a sandbox).
  */

@@ -25,6 +25,7 @@
 
 #include "auditfile.h"
 #include "check.h"
+#include "fdio.h"
 #include "initclone.h"
 #include "log.h"
 #include "monotime.h"
@@ -76,14 +77,15 @@ static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, 
 		return NULL;
 	}
 	if (pid == 0) {
-		/* Nothing of the launcher's but stdio and our own request socket:
-		 * not the control socket, not other runs' sockets or channels. */
+		/* Nothing of the launcher's but stdio, our own request socket (3)
+		 * and the file actor's executable (4): not the control socket,
+		 * not other runs' sockets or channels. */
 		(void)ctl;
 		if (ahead)
 			(void)setpgid(0, 0); /* and below: whichever runs first */
-		if (dup3(sp[1], 3, O_CLOEXEC) < 0)
+		if (fdio_place(&sp[1], 1, st->l->actor_exe) != 4 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 			_exit(3);
-		close_range(4, ~0U, 0);
+		st->l->actor_exe = 4;
 		supervise_run(st->l, profile_id, workspace_id, uid, 3, ahead);
 	}
 	close(sp[1]);

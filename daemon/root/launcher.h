@@ -27,6 +27,7 @@ struct launcher {
 	struct sock_fprog seccomp;     /* the run filter, compiled once at start */
 	char newroot[4096];            /* mount point the sandboxes build on */
 	struct uidpool *uids;
+	int actor_exe;                 /* sharness-actor, opened at start (root/actor.c) */
 	int nice;                      /* the launcher's niceness: what every run gets */
 	bool ahead_low;                /* build ahead at LAUNCHER_AHEAD_NICE: CAP_SYS_NICE sets it back */
 };

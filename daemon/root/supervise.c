@@ -466,7 +466,7 @@ static void prepare(struct run *r)
 	 * now, off the request's path.  If it cannot start here, it never
 	 * does (we drop our privilege first): the run's writes and unix
 	 * connects fail closed, and name why (notify.c). */
-	if (!sb->error[0] && actor_start(&sb->actor, init, &spec) < 0)
+	if (!sb->error[0] && actor_start(&sb->actor, init, &spec, r->l->actor_exe) < 0)
 		sb->actor_err = errno;
 out:
 	fdio_close(&userns);

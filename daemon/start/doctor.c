@@ -572,17 +572,25 @@ static void check_ptrace(struct doctor *d)
 		     "made", u.found ? ", in the unit too" : "", doctor_ptrace_scope());
 }
 
-/* The front's executable: where start-up will look, and as trusted as we are. */
-static void check_front(struct doctor *d)
+/* The front's and the file actor's executables: where start-up will look,
+ * and as trusted as we are. */
+static void check_executables(struct doctor *d)
 {
-	char path[4096], err[512];
-	int fd = frontexec_open(path, sizeof(path), err, sizeof(err));
-	if (fd < 0) {
-		fail(d, "%s", err);
-		return;
+	static const char *const names[] = {"sharnessd-front", "sharness-actor"};
+	for (size_t i = 0; i < 2; i++) {
+		char path[4096], err[512];
+		int fd = frontexec_open(names[i], path, sizeof(path), err, sizeof(err));
+		if (fd < 0) {
+			fail(d, "%s", err);
+			continue;
+		}
+		close(fd);
+		pass(d,
+		     i == 0
+			 ? "the front's executable %s (root's own image maps no TLS, HTTP or filter library)"
+			 : "the file actor's executable %s (exec'd as a run at its first write)",
+		     path);
 	}
-	close(fd);
-	pass(d, "the front's executable %s (root's own image maps no TLS, HTTP or filter library)", path);
 }
 
 static int path_under(const char *path, const char *dir)
@@ -990,7 +998,7 @@ int doctor_main(const char *config_path)
 	check_kernel(&d, have_cfg ? cfg.landlock_min_abi : 1);
 	check_cgroups(&d, have_cfg ? (unsigned)cfg.uid_first : 0);
 	check_ptrace(&d);
-	check_front(&d);
+	check_executables(&d);
 	if (have_cfg) {
 		long pid = 0;
 		check_instance(&d, &cfg, &pid);

@@ -23,13 +23,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "handover.h"
 
-/* Where sharnessd-front may be, relative to our own executable: beside it
- * (the build tree) or in PREFIX/libexec/sharness (installed). */
-static const char *const places[] = {"/sharnessd-front", "/../libexec/sharness/sharnessd-front"};
+/* Where our other executables may be, relative to our own: beside it (the
+ * build tree) or in PREFIX/libexec/sharness (installed). */
+static const char *const places[] = {"", "/../libexec/sharness"};
 
-int frontexec_open(char *path, size_t len, char *err, size_t errlen)
+int frontexec_open(const char *name, char *path, size_t len, char *err, size_t errlen)
 {
 	char exe[PATH_MAX];
 	struct stat self, st;
@@ -41,11 +42,12 @@ int frontexec_open(char *path, size_t len, char *err, size_t errlen)
 	exe[n] = '\0';
 	const char *dir = dirname(exe);
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		snprintf(path, len, "%s%s", dir, places[i]);
+		snprintf(path, len, "%s%s/%s", dir, places[i], name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			continue;
-		/* Root runs this as the front: it must be as trusted as we are. */
+		/* Root starts it (the front, a run's file actor): it must be as
+		 * trusted as we are. */
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != self.st_uid) ||
 		    (st.st_mode & (S_IWGRP | S_IWOTH)) || !(st.st_mode & S_IXOTH)) {
 			close(fd);
@@ -57,31 +59,11 @@ int frontexec_open(char *path, size_t len, char *err, size_t errlen)
 		}
 		return fd;
 	}
-	snprintf(err, errlen, "sharnessd-front is neither beside %s/sharnessd nor in %s/../libexec/sharness; "
-	                      "install both (make install, or the package)", dir, dir);
+	snprintf(err, errlen,
+		 "%s is neither beside %s/sharnessd nor in %s/../libexec/sharness; "
+		 "install them all (make install, or the package)",
+		 name, dir, dir);
 	return -1;
-}
-
-/* Put `fds` at 3, 4, ... (in order; -1 leaves that number closed), the
- * executable's descriptor right after them (close-on-exec), and close
- * everything above.  Returns the executable's new number, or -1.
- * Async-signal-safe: runs between fork and exec. */
-static int place_fds(const int *fds, int n, int exe_fd)
-{
-	int high[HANDOVER_FD_COUNT];
-	int exe_high = fcntl(exe_fd, F_DUPFD_CLOEXEC, 100);
-	if (exe_high < 0)
-		return -1;
-	/* First out of the way (a source may sit on a target number). */
-	for (int i = 0; i < n; i++)
-		if ((high[i] = fds[i] < 0 ? -1 : fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0 && fds[i] >= 0)
-			return -1;
-	for (int i = 0; i < n; i++)
-		if (high[i] >= 0 && dup2(high[i], 3 + i) < 0) /* dup2: not close-on-exec */
-			return -1;
-	if (dup3(exe_high, 3 + n, O_CLOEXEC) < 0)
-		return -1;
-	return syscall(SYS_close_range, 4 + n, ~0U, 0) < 0 ? -1 : 3 + n;
 }
 
 static int drop_to(uid_t uid)
@@ -105,7 +87,7 @@ pid_t frontexec_spawn(int exe_fd, const struct frontexec_fds *f, uid_t uid)
 	const int fds[HANDOVER_FD_COUNT - 3] = {f->ctl, f->ready, f->listen, f->audit, f->doc, f->tls_key, f->secrets};
 	static char *const argv[] = {"sharnessd-front", "--front", NULL};
 	static char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-	int exe = place_fds(fds, HANDOVER_FD_COUNT - 3, exe_fd);
+	int exe = fdio_place(fds, HANDOVER_FD_COUNT - 3, exe_fd);
 	if (exe < 0 || drop_to(uid) < 0 ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(126);

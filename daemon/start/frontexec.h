@@ -16,10 +16,11 @@ struct frontexec_fds {
 	int ctl, ready, listen, audit, doc, tls_key, secrets;
 };
 
-/* Open sharnessd-front (beside our executable, or ../libexec/sharness) for
- * the exec, after checking it is as trusted as we are.  Its path goes to
- * `path`.  The descriptor, or -1 with err set. */
-int frontexec_open(char *path, size_t len, char *err, size_t errlen);
+/* Open our executable `name` (sharnessd-front, sharness-actor: beside our
+ * own, or in ../libexec/sharness) for an exec, after checking it is as
+ * trusted as we are.  Its path goes to `path`.  The descriptor, or -1
+ * with err set. */
+int frontexec_open(const char *name, char *path, size_t len, char *err, size_t errlen);
 
 /* Fork; the child places the descriptors, drops to `uid` (no capability,
  * no_new_privs, the parent-death signal) and execs `exe_fd`.  The child's

@@ -335,7 +335,7 @@ static bool can_set_back(int nice)
 static int filter_main(char **argv)
 {
 	char path[PATH_MAX], err[512];
-	int fd = frontexec_open(path, sizeof(path), err, sizeof(err));
+	int fd = frontexec_open("sharnessd-front", path, sizeof(path), err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "sharnessd: %s\n", err);
 		return 1;
@@ -473,8 +473,14 @@ int main(int argc, char **argv)
 		log_fatal("cannot create %s: %s", l.newroot, strerror(errno));
 
 	char front_path[PATH_MAX];
-	int front_exe = frontexec_open(front_path, sizeof(front_path), err, sizeof(err));
+	int front_exe = frontexec_open("sharnessd-front", front_path, sizeof(front_path), err, sizeof(err));
 	if (front_exe < 0)
+		log_fatal("%s", err);
+	/* A run's file actor is exec'd from this descriptor, by a process that
+	 * is the run already (root/actor.c). */
+	char actor_path[PATH_MAX];
+	l.actor_exe = frontexec_open("sharness-actor", actor_path, sizeof(actor_path), err, sizeof(err));
+	if (l.actor_exe < 0)
 		log_fatal("%s", err);
 	char *tls_ca = read_pem(cfg.tls_ca, "CA certificate");
 	char *tls_cert = read_pem(cfg.tls_cert, "certificate");

@@ -33,7 +33,8 @@ check_eq "good config: only ✔ lines" "$(printf '%s\n' "$DOUT" | grep -vc '^✔
 for what in 'configuration' 'running as root' 'Landlock ABI' 'seccomp filter builds' 'run namespaces' \
 	'idmap user namespace' 'cgroups (hybrid|v1|v2)' 'uid_range .* is free' 'tls.cert .* signed by tls.ca' \
 	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free' \
-	"the front's executable $(dirname "$SHARNESSD")/sharnessd-front"; do
+	"the front's executable $(dirname "$SHARNESSD")/sharnessd-front" \
+	"the file actor's executable $(dirname "$SHARNESSD")/sharness-actor"; do
 	check_match "good config: a ✔ line for '$what'" "$DOUT" "✔ $what"
 done
 abi=$(printf '%s\n' "$DOUT" | sed -n 's/^✔ Landlock ABI \([0-9]*\).*/\1/p')

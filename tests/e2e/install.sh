@@ -20,6 +20,7 @@ while read -r m f; do
 done <<'EOF'
 755 /usr/local/sbin/sharnessd
 755 /usr/local/libexec/sharness/sharnessd-front
+755 /usr/local/libexec/sharness/sharness-actor
 755 /usr/local/bin/sharness-client
 755 /usr/local/bin/sharness-mkcerts
 644 /usr/local/share/man/man1/sharness-client.1
@@ -40,6 +41,7 @@ EOF
 check_eq "every shipped profile is installed" "$(ls "$D/etc/sharness/profiles")" "$(cd "$ROOT/profiles" && ls ./*.json | sed 's|^\./||')"
 check "the installed binaries are the built ones" cmp "$ROOT/${BUILD:-build}/sharnessd" "$D/usr/local/sbin/sharnessd"
 check "the installed front is the built one" cmp "$ROOT/${BUILD:-build}/sharnessd-front" "$D/usr/local/libexec/sharness/sharnessd-front"
+check "the installed file actor is the built one" cmp "$ROOT/${BUILD:-build}/sharness-actor" "$D/usr/local/libexec/sharness/sharness-actor"
 check "the unit names the installed daemon and config" \
 	grep -qx 'ExecStart=/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json' \
 	"$D/usr/local/lib/systemd/system/sharnessd.service"
@@ -63,7 +65,7 @@ R=$T/r
 check "make install with PREFIX/SYSCONFDIR/LOCALSTATEDIR/WORKSPACEDIR succeeds" \
 	mk install PREFIX="$R/usr" SYSCONFDIR="$R/etc" LOCALSTATEDIR="$R/var" WORKSPACEDIR="$R/srv/ws"
 check "binaries go to PREFIX" test -x "$R/usr/sbin/sharnessd" -a -x "$R/usr/bin/sharness-client" \
-	-a -x "$R/usr/libexec/sharness/sharnessd-front"
+	-a -x "$R/usr/libexec/sharness/sharnessd-front" -a -x "$R/usr/libexec/sharness/sharness-actor"
 check "the relocated sharnessd finds its front in PREFIX/libexec/sharness (--filter runs it)" \
 	bash -c "'$R/usr/sbin/sharnessd' --filter </dev/null"
 check "the unit follows PREFIX and SYSCONFDIR" \

@@ -258,17 +258,24 @@ fi
 # of the run's uid (real, effective, saved, fs), with no capability,
 # no_new_privs and not dumpable (the files in /proc/PID are root's); the init and
 # the file actor are of the same uid.
-api POST /v0/jobs '{"cmd": "sleep 3", "profile": "analyse"}'
-sup= init=
-for _ in $(seq 1 60); do
-	for p in $(pgrep -P "$DAEMON_PID"); do
-		[ "$p" = "$(front_pid)" ] && continue
-		u=$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
-		[ -n "$u" ] && [ "$u" != 0 ] && { sup=$p; break; }
+running_supervisor() { # [NOT-PID] the launcher's child of a run's uid (a sandbox built ahead is root's)
+	local p u
+	for _ in $(seq 1 60); do
+		for p in $(pgrep -P "$DAEMON_PID"); do
+			[ "$p" = "$(front_pid)" ] || [ "$p" = "${1:-}" ] && continue
+			u=$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+			[ -n "$u" ] && [ "$u" != 0 ] && { echo "$p"; return; }
+		done
+		sleep 0.05
 	done
-	[ -n "$sup" ] && break
-	sleep 0.05
-done
+}
+vm_of() { # which of the supervisor $1's children share its memory (kcmp(2), KCMP_VM)
+	python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+print(" ".join(c for c in sys.argv[2:] if libc.syscall(312, int(sys.argv[1]), int(c), 1, 0, 0) == 0))' "$1" $(pgrep -P "$1")
+}
+api POST /v0/jobs '{"cmd": ": > /tmp/w; sleep 3", "profile": "analyse"}'
+sup=$(running_supervisor)
 check "a running run's supervisor is found" test -n "$sup"
 if [ -n "$sup" ]; then
 	uid=$(awk '/^Uid:/ {print $2}' "/proc/$sup/status")
@@ -288,17 +295,32 @@ if [ -n "$sup" ]; then
 	done | sort -u)
 	check_eq "... every thread of it alike: the uid, no capability, no_new_privs" "$threads" \
 		"$uid$uid$uid$uid 00000000000000000000000000000000 1"
-	vm_of() { # which of the supervisor's children share its memory (kcmp(2), KCMP_VM)
-		python3 -c 'import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-print(" ".join(c for c in sys.argv[2:] if libc.syscall(312, int(sys.argv[1]), int(c), 1, 0, 0) == 0))' "$sup" $(pgrep -P "$sup")
-	}
-	shared=$(vm_of)
-	check_eq "... the init (pid 1 of the run) shares the supervisor's memory, the actor does not" \
+	# The actor waits in the supervisor's memory too, until the run's
+	# first write: then it execs sharness-actor (root/actor.c).
+	for _ in $(seq 1 40); do
+		shared=$(vm_of "$sup")
+		[ "$(wc -w <<<"$shared")" = 1 ] && break
+		sleep 0.1
+	done
+	check_eq "... once the run wrote, the init (pid 1 of the run) shares the supervisor's memory, the actor does not" \
 		"$(for c in $shared; do awk '/^NSpid:/ {print $3}' "/proc/$c/status"; done)" 1
 fi
 JOB=$(jf .job_id)
 for _ in $(seq 1 80); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
+check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
+# A run that writes nothing never makes its actor exec: the actor is the
+# supervisor's clone, named sharness-actor, in the supervisor's memory.
+api POST /v0/jobs '{"cmd": "sleep 2", "profile": "analyse"}'
+sup=$(running_supervisor "$sup")
+waiting=
+for c in $( [ -n "$sup" ] && vm_of "$sup"); do
+	[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sharness-actor ] && waiting=$c
+done
+check "a run that writes nothing: its actor waits unexec'd, in the supervisor's memory" test -n "$waiting"
+check_eq "... as the run's uid" "$(awk '/^Uid:/ {print $2,$3,$4,$5}' "/proc/$waiting/status" 2>/dev/null)" \
+	"$(awk '/^Uid:/ {print $2,$3,$4,$5}' "/proc/$sup/status" 2>/dev/null)"
+JOB=$(jf .job_id)
+for _ in $(seq 1 60); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
 check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
 
 # --- the reply and the file actor's last write ---------------------------------

@@ -32,7 +32,7 @@ check_match "the client is static" "$(file build/sharness-client)" 'statically l
 
 # ---- install and the unit ----------------------------------------------------
 # -o: install the binaries as they are (no rebuild without the objects).
-if make -o build/sharnessd -o build/sharnessd-front -o build/sharness-client install >/tmp/install.log 2>&1; then ok "make install"
+if make -o build/sharnessd -o build/sharnessd-front -o build/sharness-actor -o build/sharness-client install >/tmp/install.log 2>&1; then ok "make install"
 else not_ok "make install" "$(tail -20 /tmp/install.log)"; fi
 check "sharness-mkcerts makes the certificates" sharness-mkcerts /etc/sharness/certs
 systemctl daemon-reload

@@ -68,6 +68,7 @@ while read -r m f; do
 done <<'EOF'
 755 /usr/sbin/sharnessd
 755 /usr/libexec/sharness/sharnessd-front
+755 /usr/libexec/sharness/sharness-actor
 755 /usr/bin/sharness-client
 755 /usr/bin/sharness-mkcerts
 644 /usr/lib/systemd/system/sharnessd.service

@@ -8,7 +8,7 @@ cd /src
 . tests/e2e/lib_checks.sh
 echo "# kernel $(uname -r); cmdline: $(cat /proc/cmdline); lsm: $(cat /sys/kernel/security/lsm 2>/dev/null)"
 check "Landlock is off in this boot" bash -c '! grep -qw landlock /sys/kernel/security/lsm'
-make -o build/sharnessd -o build/sharnessd-front -o build/sharness-client install >/tmp/install.log 2>&1
+make -o build/sharnessd -o build/sharnessd-front -o build/sharness-actor -o build/sharness-client install >/tmp/install.log 2>&1
 sharness-mkcerts /etc/sharness/certs >/dev/null 2>&1
 out=$(timeout 60 /usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json 2>&1); rc=$?
 echo "# start-up: $out"

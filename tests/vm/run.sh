@@ -39,7 +39,7 @@ for name in "${names[@]}"; do
 	case "$name" in bookworm | bookworm-bpo) [ "$host_suite" = bookworm ] && vm_build=0 ;; esac
 	if [ "$vm_build" = 0 ]; then
 		mkdir -p "$stage/build"
-		cp -a build/sharnessd build/sharnessd-front build/sharness-client build/probes "$stage/build/"
+		cp -a build/sharnessd build/sharnessd-front build/sharness-actor build/sharness-client build/probes "$stage/build/"
 		# The package built here (make deb) is checked on the same distribution.
 		if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null; then
 			mkdir -p "$stage/build/deb" && cp -a build/deb/sharness_*_amd64.deb "$stage/build/deb/"
