@@ -3,11 +3,13 @@
 #   make bench-filter   the secret filter vs secretlint 12.0.0 (SPEC §13)
 #   make bench-filter-classes  the filter's rate per content class (source, build logs,
 #                       JSON, minified JS, base64, prose), each against 2 GB/s
+#   make bench-filter-avx2  the same as a CPU without AVX-512 runs it (Vectorscan's
+#                       AVX2 build, ours with SHARNESS_FILTER_AVX512=off)
 #   make bench-build    this repository's build inside the test profile vs outside
 #   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5),
 #                       alternated THROUGHPUT_PAIRS times (3), the median ratio
 
-.PHONY: bench bench-filter bench-filter-classes bench-build bench-throughput
+.PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-build bench-throughput
 
 bench: bench-filter bench-filter-classes bench-build bench-roundtrip bench-throughput
 
@@ -28,6 +30,14 @@ bench-filter: $(BUILD)/bench/filter_bench
 
 bench-filter-classes: $(BUILD)/bench/filter_bench
 	@BUILD=$(BUILD) bench/filter/classes.sh
+
+$(BUILD)/bench/avx2_shim.so: bench/filter/avx2_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(WARN) -shared -fPIC -o $@ $< -ldl -lhs
+
+bench-filter-avx2: $(BUILD)/bench/filter_bench $(BUILD)/bench/avx2_shim.so
+	@echo "as a CPU without AVX-512 runs it: Vectorscan's AVX2 build (bench/filter/avx2_shim.c), SHARNESS_FILTER_AVX512=off"
+	@BUILD=$(BUILD) FILTER_PRELOAD=$(abspath $(BUILD)/bench/avx2_shim.so) SHARNESS_FILTER_AVX512=off bench/filter/classes.sh
 
 $(BUILD)/bench/loadclient: bench/throughput/loadclient.c
 	@mkdir -p $(dir $@)
