@@ -461,11 +461,11 @@ static void prepare(struct run *r)
 	char go = 1;
 	(void)!write(sb->sync_w, &go, 1);
 	take_listener(sb);
-	/* Most commands write somewhere (bash opens /dev/tty at start, `2>
-	 * /dev/null`): the actor that makes those writes (actor.c) is started
-	 * now, off the request's path.  If it cannot start here, it never
-	 * does (we drop our privilege first): the run's writes and unix
-	 * connects fail closed, and name why (notify.c). */
+	/* The actor that makes the run's writes and unix connects (actor.c)
+	 * is started now, off the request's path, dropped into the run; it
+	 * execs at the run's first request for it.  If it cannot start here,
+	 * it never does (we drop our privilege first): the run's writes and
+	 * unix connects fail closed, and name why (notify.c). */
 	if (!sb->error[0] && actor_start(&sb->actor, init, &spec, r->l->actor_exe) < 0)
 		sb->actor_err = errno;
 out:
