@@ -81,8 +81,10 @@ int fdio_write_file(const char *path, const char *s)
 int fdio_place(const int *fds, int n, int exe_fd)
 {
 	int high[FDIO_PLACE_MAX];
+	if (n > FDIO_PLACE_MAX)
+		return -1;
 	int exe_high = fcntl(exe_fd, F_DUPFD_CLOEXEC, 100);
-	if (exe_high < 0 || n > FDIO_PLACE_MAX)
+	if (exe_high < 0)
 		return -1;
 	/* First out of the way (a source may sit on a target number). */
 	for (int i = 0; i < n; i++)

@@ -576,20 +576,21 @@ static void check_ptrace(struct doctor *d)
  * and as trusted as we are. */
 static void check_executables(struct doctor *d)
 {
-	static const char *const names[] = {"sharnessd-front", "sharness-actor"};
-	for (size_t i = 0; i < 2; i++) {
+	static const struct {
+		const char *name, *what, *why;
+	} exes[] = {
+	    {"sharnessd-front", "the front's", "root's own image maps no TLS, HTTP or filter library"},
+	    {"sharness-actor", "the file actor's", "exec'd as a run at its first write"},
+	};
+	for (size_t i = 0; i < sizeof(exes) / sizeof(exes[0]); i++) {
 		char path[4096], err[512];
-		int fd = frontexec_open(names[i], path, sizeof(path), err, sizeof(err));
+		int fd = frontexec_open(exes[i].name, path, sizeof(path), err, sizeof(err));
 		if (fd < 0) {
 			fail(d, "%s", err);
 			continue;
 		}
 		close(fd);
-		pass(d,
-		     i == 0
-			 ? "the front's executable %s (root's own image maps no TLS, HTTP or filter library)"
-			 : "the file actor's executable %s (exec'd as a run at its first write)",
-		     path);
+		pass(d, "%s executable %s (%s)", exes[i].what, path, exes[i].why);
 	}
 }
 
