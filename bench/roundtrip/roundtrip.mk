@@ -7,7 +7,9 @@
 #                           its sharnessd-front), side by side, in alternating blocks (ab.sh)
 #   make bench-ab-cpu AB_A=DIR AB_B=DIR   the machine's CPU time and page faults per run of two
 #                           builds, side by side, in alternating rounds (abcpu.sh)
-.PHONY: bench-roundtrip bench-ab bench-ab-cpu
+#   make bench-parts        a kept-alive run's CPU by part (bash, supervisor, init, launcher, ...),
+#                           from the scheduler's accounting (parts.sh, PARTS_N runs, 200; needs perf)
+.PHONY: bench-roundtrip bench-ab bench-ab-cpu bench-parts
 $(BUILD)/bench/roundtrip: bench/roundtrip/roundtrip.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 $(WARN) -D_GNU_SOURCE -o $@ $< -lssl -lcrypto
@@ -20,3 +22,6 @@ bench-ab: $(BUILD)/sharness-client $(BUILD)/bench/roundtrip
 
 bench-ab-cpu: $(BUILD)/bench/roundtrip
 	@BUILD=$(BUILD) bench/roundtrip/abcpu.sh "$(AB_A)" "$(AB_B)" $(AB_ROUNDS) $(AB_N)
+
+bench-parts: all $(BUILD)/bench/roundtrip
+	@BUILD=$(BUILD) bench/roundtrip/parts.sh $(PARTS_N)
