@@ -48,8 +48,11 @@
  * connection that has sent no request for 5 s (daemon/front/http.c,
  * PREAUTH_TIMEOUT_S), and a client needs a moment to send its own. */
 #define RELAY_SPARE_MS 3000
-/* The identity line's limit (three files' stat fields and the URL). */
-#define RELAY_ID_MAX 8192
+/* The identity line's limit (three files' stat fields, about 200 bytes,
+ * and the URL).  A URL too long for it goes without a relay: the client
+ * connects itself.  Small, because the line lies on a fresh client's stack
+ * twice, where each page costs a fault (docs/bench.md, session 19). */
+#define RELAY_ID_MAX 1024
 /* How long a worker waits for the next client before its thread ends. */
 #define RELAY_WORKER_IDLE_S 30
 
@@ -91,7 +94,7 @@ static int identity(const struct conf *c, char *out, size_t n)
  * callers' to check. */
 static int relay_paths(const char *id, bool create, struct sockaddr_un *sa, char *lock, size_t locklen)
 {
-	char dir[4096];
+	char dir[sizeof sa->sun_path]; /* a longer one could not name the socket anyway */
 	int dfd = ticket_dir(create, dir, sizeof dir);
 	if (dfd < 0)
 		return -1;
