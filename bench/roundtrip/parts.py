@@ -18,7 +18,7 @@ import re
 import sys
 
 RUNTIME = re.compile(r"sched_stat_runtime: comm=(.*?) pid=(\d+) runtime=(\d+)")
-COMMAND = "the command (bash), from the init's vfork"
+COMMAND = "the command (bash, and what it starts)"
 WAITING = ("the init's waiting thread (namespaces; teardown if last)",
            "the file actor's waiting thread (teardown if last)")
 FORK = re.compile(r"(\d+)/(\d+)\s+sched:sched_process_fork: .*child_pid=(\d+)")
@@ -52,11 +52,15 @@ def main():
         for i, w in enumerate(waiting):
             part[w] = WAITING[min(i, 1)]
             for g in children[w]:
-                part[g] = "the init" if i == 0 else "the file actor"
-                for cmd in children[g] if i == 0 else ():
-                    part[cmd] = COMMAND
-                    for t in children[cmd]:
-                        part[t] = "the command's own children"
+                if i > 0:
+                    part[g] = "the file actor"
+                    continue
+                part[g] = "the init"
+                todo = list(children[g])  # the command and everything it starts
+                while todo:
+                    t = todo.pop()
+                    part[t] = COMMAND
+                    todo += children[t]
     total = collections.Counter()
     for tid, ns in ran.items():
         name = "/".join(sorted(names[tid]))
