@@ -20,9 +20,9 @@ OUT=$(mktemp -d) || exit 1
 . tests/e2e/lib.sh >/dev/null
 e2e_start '{"prewarm": 2}' >/dev/null
 trap 'rm -rf "$OUT"; e2e_cleanup' EXIT
-run() { "$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$1" 0; }
-run 30 >/dev/null || exit 1
-perf sched record -q -o "$OUT/sched.data" -- "$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" \
-	"$T/certs/app.key" "$N" 0 >"$OUT/rt" 2>"$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
+daemon=(127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key")
+"$RT" run "${daemon[@]}" 30 0 >/dev/null || exit 1
+perf sched record -q -o "$OUT/sched.data" -- "$RT" run "${daemon[@]}" "$N" 0 >"$OUT/rt" 2>"$OUT/err" ||
+	{ cat "$OUT/err" >&2; exit 1; }
 echo "a kept-alive run's CPU by part ($N runs of {\"cmd\":\"true\"}, pause ${ROUNDTRIP_GAP_MS:-0} ms; $(uname -r), $(nproc) CPUs; round trip $(sed -n 's/.*\(median_ms=[0-9.]*\).*/\1/p' "$OUT/rt"))"
 perf script -i "$OUT/sched.data" -F comm,pid,tid,event,trace 2>/dev/null | python3 bench/roundtrip/parts.py "$N"
