@@ -48,7 +48,7 @@ START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout
                  cgsetup.c sandbox_filter.c uidrange.c)
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c mount.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
-ASRUN_SRCS  := $(addprefix daemon/asrun/,job.c notify.c sandbox_run.c usage.c watch.c)
+ASRUN_SRCS  := $(addprefix daemon/asrun/,directexec.c job.c notify.c sandbox_run.c usage.c watch.c)
 # sharness-actor: a run's file actor, exec'd as the run (root/actor.c).
 ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c connect_run.c) daemon/common/privsep.c
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \

@@ -10,9 +10,10 @@
 # drift, which on a shared virtual machine is as large as the differences
 # worth measuring, hits both alike.  Per pace (GAPS: ms before each
 # request, "0 10" by default) it prints the median of the blocks' medians for
-# the kept-alive connection and for sharness-client run -- true started
+# the kept-alive connection and for sharness-client run -- /usr/bin/true started
 # fresh through its relay.  Swap A and B for a second run: an order effect
-# shows as a change that follows the position.
+# shows as a change that follows the position.  ROUNDTRIP_CMD names another
+# command for both (roundtrip.c).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . bench/median.sh
@@ -47,7 +48,7 @@ for gap in $GAPS; do
 		for x in A B; do
 			T=${TMP[$x]} P=${PORTS[$x]}
 			k=$("$RT" run 127.0.0.1 "$P" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" 3 | field)
-			c=$(client "$x" "$RT" exec "$N" 3 "$CLIENT" run -- true | field)
+			c=$(client "$x" "$RT" exec "$N" 3 "$CLIENT" run -- "${ROUNDTRIP_CMD:-/usr/bin/true}" | field)
 			[ -n "$k" ] && [ -n "$c" ] || { echo "ab: a block against ${!x} failed" >&2; exit 1; }
 			KEPT[$x]+=" $k" FRESH[$x]+=" $c"
 		done

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # bench/roundtrip/run.sh - SPEC §13's round trip, measured side by side in one run:
-#   sharness  median of POST /v0/run {"cmd":"true"} on ONE kept-alive mTLS
-#             connection to a real daemon (every lock on), after a warm-up
+#   sharness  median of POST /v0/run {"cmd":"/usr/bin/true"} on ONE kept-alive
+#             mTLS connection to a real daemon (every lock on), after a
+#             warm-up: the program bwrap runs below, exec'd without bash
+#             (a command of plain words, asrun/directexec.h)
 #   bwrap     fork+exec of bwrap --unshare-all --die-with-parent --ro-bind / / true
 #   bash      fork+exec of bash -c true
-#   client    fork+exec of `sharness-client run -- true`, a new process each
-#             time as an agent's hook starts it, with SHARNESS_RELAY=on:
-#             through the relay the first one started (client/relay.h),
-#             its socket and the tickets in a directory on tmpfs, where the
-#             client keeps them by default ($XDG_RUNTIME_DIR, else /dev/shm)
+#   client    fork+exec of `sharness-client run -- /usr/bin/true`, a new
+#             process each time as an agent's hook starts it, with
+#             SHARNESS_RELAY=on: through the relay the first one started
+#             (client/relay.h), its socket and the tickets in a directory on
+#             tmpfs, where the client keeps them by default
+#             ($XDG_RUNTIME_DIR, else /dev/shm)
 #   client-norelay  the same with SHARNESS_RELAY=off: its TLS set up from
 #             nothing, the session resumed from the ticket the one before
 #             left (client/ticket.h)
 #   client-full  SHARNESS_TICKETS=off: no relay and a full mTLS handshake
 #             each time, as before tickets
+#   through bash: {"cmd":"true"} kept-alive and `sharness-client run -- true`
+#             (true is bash's builtin: bash starts, as for any command that
+#             needs the shell), against bwrap ... bash -c true
 # and the ratios sharness/bwrap and client/bwrap (aim: <= 1.0, SPEC §15.5).
 # Uses the e2e harness to start the daemon on a free port with throwaway
 # certificates.
@@ -45,32 +51,44 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	export ROUNDTRIP_GAP_MS=$gap
 	# Interleave three rounds of each so that drift on the machine hits all
 	# alike; the reported median is over the rounds' medians.
-	s_all=() b_all=() h_all=() c_all=() n_all=() f_all=()
+	s_all=() b_all=() h_all=() c_all=() n_all=() f_all=() sb_all=() cb_all=() bb_all=()
 	for round in 1 2 3; do
 		s=$("$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" "$WARM") || exit 1
 		b=$("$RT" exec "$N" "$WARM" bwrap --unshare-all --die-with-parent --ro-bind / / true) || exit 1
 		h=$("$RT" exec "$N" "$WARM" bash -c true) || exit 1
-		c=$(cd "$WS" && "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1 # its cwd is the workspace
-		n=$(cd "$WS" && SHARNESS_RELAY=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1
-		f=$(cd "$WS" && SHARNESS_TICKETS=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1
+		c=$(cd "$WS" && "$RT" exec "$CN" "$WARM" "$CLIENT" run -- /usr/bin/true) || exit 1 # its cwd is the workspace
+		n=$(cd "$WS" && SHARNESS_RELAY=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- /usr/bin/true) || exit 1
+		f=$(cd "$WS" && SHARNESS_TICKETS=off "$RT" exec "$CN" "$WARM" "$CLIENT" run -- /usr/bin/true) || exit 1
+		sb=$(ROUNDTRIP_CMD=true "$RT" run 127.0.0.1 "$PORT" "$T/certs/ca.pem" "$T/certs/app.pem" "$T/certs/app.key" "$N" "$WARM") ||
+			exit 1
+		cb=$(cd "$WS" && "$RT" exec "$CN" "$WARM" "$CLIENT" run -- true) || exit 1
+		bb=$("$RT" exec "$N" "$WARM" bwrap --unshare-all --die-with-parent --ro-bind / / bash -c true) || exit 1
 		s_all+=("$(field median_ms "$s")") b_all+=("$(field median_ms "$b")") h_all+=("$(field median_ms "$h")")
 		c_all+=("$(field median_ms "$c")") n_all+=("$(field median_ms "$n")") f_all+=("$(field median_ms "$f")")
-		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-norelay %s | client-full %s\n' \
+		sb_all+=("$(field median_ms "$sb")") cb_all+=("$(field median_ms "$cb")") bb_all+=("$(field median_ms "$bb")")
+		printf '# gap %s ms, round %d: sharness %s | bwrap %s | bash %s | client %s | client-norelay %s | client-full %s' \
 			"$gap" "$round" "$s" "$b" "$h" "$c" "$n" "$f"
+		printf ' | sharness-bash %s | client-bash %s | bwrap-bash %s\n' "$sb" "$cb" "$bb"
 	done
 	S=$(median "${s_all[@]}") B=$(median "${b_all[@]}") H=$(median "${h_all[@]}") C=$(median "${c_all[@]}") NR=$(median "${n_all[@]}")
-	F=$(median "${f_all[@]}")
+	F=$(median "${f_all[@]}") SB=$(median "${sb_all[@]}") CB=$(median "${cb_all[@]}") BB=$(median "${bb_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
-	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"true\"}, one kept-alive mTLS conn" "$S"
+	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"/usr/bin/true\"}, kept-alive mTLS" "$S"
 	printf '  %-62s %8.3f ms\n' "bwrap --unshare-all --die-with-parent --ro-bind / / true" "$B"
 	printf '  %-62s %8.3f ms\n' "bash -c true" "$H"
 	printf '  %-62s %8.2f\n' "ratio sharness/bwrap (aim <= 1.0)" "$(awk -v s="$S" -v b="$B" 'BEGIN {print s / b}')"
 	printf '  %-62s %8.2f\n' "ratio sharness/bash" "$(awk -v s="$S" -v h="$H" 'BEGIN {print s / h}')"
-	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, a new process each time ($CN), relay" "$C"
+	printf '  %-62s %8.3f ms\n' "sharness-client run -- /usr/bin/true, fresh each ($CN), relay" "$C"
 	printf '  %-62s %8.2f\n' "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$(awk -v c="$C" -v b="$B" 'BEGIN {print c / b}')"
 	printf '  %-62s %8.3f ms\n' "... with SHARNESS_RELAY=off: its own TLS, resumed" "$NR"
 	printf '  %-62s %8.2f\n' "ratio client-norelay/bwrap" "$(awk -v c="$NR" -v b="$B" 'BEGIN {print c / b}')"
 	printf '  %-62s %8.3f ms\n' "... with SHARNESS_TICKETS=off: a full mTLS handshake each" "$F"
 	printf '  %-62s %8.2f\n' "ratio client-full/bwrap" "$(awk -v c="$F" -v b="$B" 'BEGIN {print c / b}')"
+	echo "  through bash (true is its builtin; a command that needs the shell pays the same):"
+	printf '  %-62s %8.3f ms\n' "sharness {\"cmd\":\"true\"}, kept-alive" "$SB"
+	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, relay" "$CB"
+	printf '  %-62s %8.3f ms\n' "bwrap --unshare-all ... --ro-bind / / bash -c true" "$BB"
+	printf '  %-62s %8.2f\n' "ratio sharness/bwrap, both through bash" "$(awk -v s="$SB" -v b="$BB" 'BEGIN {print s / b}')"
+	printf '  %-62s %8.2f\n' "ratio client/bwrap, both through bash" "$(awk -v c="$CB" -v b="$BB" 'BEGIN {print c / b}')"
 done

@@ -4,7 +4,8 @@
  *   loadclient HOST PORT CA CERT KEY CLIENTS RUNS
  *
  * CLIENTS threads, each on ONE kept-alive mutual-TLS connection, share RUNS
- * runs of POST /v0/run {"cmd":"echo C-I"}.  Every reply is checked: a 200
+ * runs of POST /v0/run {"cmd":"/usr/bin/echo C-I"} (a program, exec'd
+ * without bash, as bwrap runs its program).  Every reply is checked: a 200
  * whose stdout is exactly "C-I\n" with exit 0 and a run id of 32 hex digits
  * no other run had; a 503 must carry Retry-After and "at_capacity", and is
  * retried after 5-30 ms, as tests/stress/loadclient.py does.  Prints one
@@ -100,7 +101,7 @@ static int read_reply(SSL *ssl, char *buf, size_t cap, char **body)
 static int one_run(SSL *ssl, int c, int i, char *reply, unsigned *seed)
 {
 	char req[512], body[64], want[80], *b;
-	int bl = snprintf(body, sizeof body, "{\"cmd\":\"echo %d-%d\"}", c, i);
+	int bl = snprintf(body, sizeof body, "{\"cmd\":\"/usr/bin/echo %d-%d\"}", c, i);
 	int rl = snprintf(req, sizeof req,
 			  "POST /v0/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 			  "Content-Length: %d\r\n\r\n%s",

@@ -23,6 +23,7 @@
 
 #include <linux/openat2.h>
 
+#include "directexec.h"
 #include "fdio.h"
 #include "landlock.h"
 #include "mount.h"
@@ -90,6 +91,11 @@ struct job {
 	struct sandbox_job h;
 	char *cwd, *cmd;
 	char *envp[SANDBOX_ENV_MAX + 1];
+	/* The command's words when it needs no bash (directexec.h), else
+	 * argc is 0; direct_env is the environment built for that exec. */
+	size_t argc;
+	char *argv[DIRECTEXEC_ARGV_MAX + 1];
+	char *direct_env[SANDBOX_ENV_MAX + 4];
 };
 
 /* Read the job.  The supervisor validated it; we still bound every length
@@ -128,10 +134,13 @@ static int read_job(int fd, struct job *j)
 	if (k != j->h.env_count || off != j->h.env_len)
 		return errno = EPROTO, -1;
 	j->envp[k] = NULL;
+	static char words[RUN_CMD_MAX + 1]; /* off the heap, as buf */
+	j->argc =
+	    directexec_env_plain(j->envp) ? directexec_split(j->cmd, words, j->argv, DIRECTEXEC_ARGV_MAX) : 0;
 	return 1;
 }
 
-static noreturn void exec_command(const struct sandbox_spec *s, const struct job *j)
+static noreturn void exec_command(const struct sandbox_spec *s, struct job *j)
 {
 	/* A new session: the command has no controlling terminal to inject into. */
 	setsid();
@@ -145,6 +154,8 @@ static noreturn void exec_command(const struct sandbox_spec *s, const struct job
 		dprintf(2, "sharness: cannot enter %s: %s\n", j->cwd, strerror(errno));
 		_exit(126);
 	}
+	if (j->argc)
+		directexec_try(j->argv, j->envp, j->direct_env);
 	char *const argv[] = {"bash", "-c", j->cmd, NULL};
 	execve("/bin/bash", argv, j->envp);
 	dprintf(2, "sharness: cannot run /bin/bash: %s\n", strerror(errno));
