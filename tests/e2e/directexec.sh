@@ -33,6 +33,7 @@ run_cmd 'env'
 check_eq "environment: the names" "$(jf .stdout | grep . | cut -d= -f1 | sort | tr '\n' ' ')" "HOME LANG PATH PWD SHELL SHLVL TZ _ "
 check_eq "environment: _ is the program's path" "$(jf .stdout | grep '^_=')" "_=/usr/bin/env"
 same "environment: the request's variables" 'env' '{"env": {"FOO": "a=b c", "UID": "7", "TERM": "dumb", "HOSTNAME": "h"}}'
+same "environment: a program named by its path" '/usr/bin/env'
 for var in SHLVL PWD OLDPWD OPTIND RANDOM BASH_COMPAT SECONDS _; do
 	same "environment: $var, which bash changes, goes through bash" 'env' "{\"env\": {\"$var\": \"5\"}}"
 done
