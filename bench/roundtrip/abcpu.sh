@@ -7,10 +7,11 @@
 # Each DIR holds a sharnessd and its sharnessd-front, as for ab.sh.  Both
 # daemons run side by side, idle but for their prepared sandboxes; ROUNDS
 # times (default 4), in turn, N kept-alive runs of {"cmd":"/usr/bin/true"} back
-# to back (default 200; ROUNDTRIP_CMD for another) go to each.  Per round and build it prints the whole
-# machine's busy CPU time per run (/proc/stat, every process and kernel
-# worker of the run included, the building of the next sandbox too) and its
-# page faults per run (/proc/vmstat pgfault), and the round trip's median.
+# to back (default 200; ROUNDTRIP_CMD for another) go to each.  Per round and
+# build it prints the whole machine's busy CPU time per run (/proc/stat, every
+# process and kernel worker of the run included, the building of the next
+# sandbox too) and its page faults per run (/proc/vmstat pgfault), and the
+# round trip's median.
 # Both figures count the other daemon's idle time as well, so only a
 # quiet machine gives them; compare A and B within a round.
 set -u

@@ -41,11 +41,12 @@ static const char *const shell_words[] = {
 
 /* Variables bash sets, recomputes or drops when it starts (bash(1), Shell
  * Variables; each checked against bash 5.2 with env -i NAME=x bash -c env),
- * or that change its PATH search (EXECIGNORE).  BASH* covers BASH,
+ * that change its PATH search (EXECIGNORE), or that make it write to
+ * stderr at start (LC_ALL naming no installed locale).  BASH* covers BASH,
  * BASH_VERSION, BASHPID, BASH_ARGV0, BASH_COMPAT and the rest. */
 static const char *const bash_vars[] = {
 	"_", "PWD", "OLDPWD", "SHLVL", "EXECIGNORE", "EPOCHSECONDS", "EPOCHREALTIME", "SECONDS",
-	"LINENO", "OPTERR", "OPTIND", "RANDOM", "SRANDOM", "PPID", "HISTCMD", "PS1", "PS2", NULL};
+	"LINENO", "OPTERR", "OPTIND", "RANDOM", "SRANDOM", "PPID", "HISTCMD", "PS1", "PS2", "LC_ALL", NULL};
 /* clang-format on */
 
 static bool listed(const char *const list[], const char *s, size_t len)

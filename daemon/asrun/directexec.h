@@ -33,7 +33,8 @@
 size_t directexec_split(const char *cmd, char *words, char **argv, size_t argv_max);
 
 /* False when ENVP holds a variable bash sets, changes or drops at start-up
- * (PWD, SHLVL, OPTIND, RANDOM, BASH*, ...): bash must pass that one on. */
+ * or warns about (PWD, SHLVL, OPTIND, RANDOM, LC_ALL, BASH*, ...): bash must
+ * pass that one on. */
 bool directexec_env_plain(char *const envp[]);
 
 /* In the command's process, its cwd entered: execs ARGV as bash would,

@@ -98,8 +98,9 @@ struct job {
 	char *direct_env[SANDBOX_ENV_MAX + 4];
 };
 
-/* Read the job.  The supervisor validated it; we still bound every length
- * and check the shape, as the launcher does for the front.  Returns 1, 0 for
+/* Read the job, and split its command when it needs no bash (directexec.h).
+ * The supervisor validated it; we still bound every length and check the
+ * shape, as the launcher does for the front.  Returns 1, 0 for
  * a quiet EOF (no job will come), -1 for a malformed job. */
 static int read_job(int fd, struct job *j)
 {

@@ -34,7 +34,7 @@ check_eq "environment: the names" "$(jf .stdout | grep . | cut -d= -f1 | sort | 
 check_eq "environment: _ is the program's path" "$(jf .stdout | grep '^_=')" "_=/usr/bin/env"
 same "environment: the request's variables" 'env' '{"env": {"FOO": "a=b c", "UID": "7", "TERM": "dumb", "HOSTNAME": "h"}}'
 same "environment: a program named by its path" '/usr/bin/env'
-for var in SHLVL PWD OLDPWD OPTIND RANDOM BASH_COMPAT SECONDS _; do
+for var in SHLVL PWD OLDPWD OPTIND RANDOM BASH_COMPAT SECONDS _ LC_ALL; do
 	same "environment: $var, which bash changes, goes through bash" 'env' "{\"env\": {\"$var\": \"5\"}}"
 done
 OUT=.

@@ -94,7 +94,7 @@ TEST(environment_bash_would_change)
 	/* clang-format off */
 	static const char *const special[] = {"SHLVL=3",   "PWD=/tmp",      "OLDPWD=/", "_=x",     "OPTIND=2",
 	                                      "RANDOM=1",  "BASH=/x",       "BASH_COMPAT=50", "BASHPID=1",
-	                                      "EXECIGNORE=*", "SECONDS=9", "PS1=$", NULL};
+	                                      "EXECIGNORE=*", "SECONDS=9", "PS1=$", "LC_ALL=xx", NULL};
 	/* clang-format on */
 	for (size_t i = 0; special[i]; i++) {
 		char *env[] = {"PATH=/usr/bin", (char *)special[i], NULL};
