@@ -44,6 +44,8 @@ trap 'stop_relay; rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+ms() { printf '  %-62s %8.3f ms\n' "$1" "$2"; }                                      # LABEL MS
+ratio() { printf '  %-62s %8.2f\n' "$1" "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')"; } # LABEL A B
 # Two paces: back to back (the SPEC's figure: the next request arrives while
 # the daemon still prepares the sandbox for the one after), and with a pause
 # before each sample as an agent thinks between commands (every kind alike).
@@ -74,21 +76,21 @@ for gap in ${ROUNDTRIP_GAPS:-0 10}; do
 	F=$(median "${f_all[@]}") SB=$(median "${sb_all[@]}") CB=$(median "${cb_all[@]}") BB=$(median "${bb_all[@]}")
 	if [ "$gap" = 0 ]; then pace="back to back"; else pace="$gap ms pause before each"; fi
 	echo "roundtrip, $pace (median of 3 rounds of $N after $WARM warm-up each; kernel $(uname -r), $(nproc) CPUs)"
-	printf '  %-62s %8.3f ms\n' "sharness POST /v0/run {\"cmd\":\"/usr/bin/true\"}, kept-alive mTLS" "$S"
-	printf '  %-62s %8.3f ms\n' "bwrap --unshare-all --die-with-parent --ro-bind / / true" "$B"
-	printf '  %-62s %8.3f ms\n' "bash -c true" "$H"
-	printf '  %-62s %8.2f\n' "ratio sharness/bwrap (aim <= 1.0)" "$(awk -v s="$S" -v b="$B" 'BEGIN {print s / b}')"
-	printf '  %-62s %8.2f\n' "ratio sharness/bash" "$(awk -v s="$S" -v h="$H" 'BEGIN {print s / h}')"
-	printf '  %-62s %8.3f ms\n' "sharness-client run -- /usr/bin/true, fresh each ($CN), relay" "$C"
-	printf '  %-62s %8.2f\n' "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$(awk -v c="$C" -v b="$B" 'BEGIN {print c / b}')"
-	printf '  %-62s %8.3f ms\n' "... with SHARNESS_RELAY=off: its own TLS, resumed" "$NR"
-	printf '  %-62s %8.2f\n' "ratio client-norelay/bwrap" "$(awk -v c="$NR" -v b="$B" 'BEGIN {print c / b}')"
-	printf '  %-62s %8.3f ms\n' "... with SHARNESS_TICKETS=off: a full mTLS handshake each" "$F"
-	printf '  %-62s %8.2f\n' "ratio client-full/bwrap" "$(awk -v c="$F" -v b="$B" 'BEGIN {print c / b}')"
+	ms "sharness POST /v0/run {\"cmd\":\"/usr/bin/true\"}, kept-alive mTLS" "$S"
+	ms "bwrap --unshare-all --die-with-parent --ro-bind / / true" "$B"
+	ms "bash -c true" "$H"
+	ratio "ratio sharness/bwrap (aim <= 1.0)" "$S" "$B"
+	ratio "ratio sharness/bash" "$S" "$H"
+	ms "sharness-client run -- /usr/bin/true, fresh each ($CN), relay" "$C"
+	ratio "ratio client/bwrap (aim <= 1.0, SPEC 15.5)" "$C" "$B"
+	ms "... with SHARNESS_RELAY=off: its own TLS, resumed" "$NR"
+	ratio "ratio client-norelay/bwrap" "$NR" "$B"
+	ms "... with SHARNESS_TICKETS=off: a full mTLS handshake each" "$F"
+	ratio "ratio client-full/bwrap" "$F" "$B"
 	echo "  through bash (true is its builtin; a command that needs the shell pays the same):"
-	printf '  %-62s %8.3f ms\n' "sharness {\"cmd\":\"true\"}, kept-alive" "$SB"
-	printf '  %-62s %8.3f ms\n' "sharness-client run -- true, relay" "$CB"
-	printf '  %-62s %8.3f ms\n' "bwrap --unshare-all ... --ro-bind / / bash -c true" "$BB"
-	printf '  %-62s %8.2f\n' "ratio sharness/bwrap, both through bash" "$(awk -v s="$SB" -v b="$BB" 'BEGIN {print s / b}')"
-	printf '  %-62s %8.2f\n' "ratio client/bwrap, both through bash" "$(awk -v c="$CB" -v b="$BB" 'BEGIN {print c / b}')"
+	ms "sharness {\"cmd\":\"true\"}, kept-alive" "$SB"
+	ms "sharness-client run -- true, relay" "$CB"
+	ms "bwrap --unshare-all ... --ro-bind / / bash -c true" "$BB"
+	ratio "ratio sharness/bwrap, both through bash" "$SB" "$BB"
+	ratio "ratio client/bwrap, both through bash" "$CB" "$BB"
 done
