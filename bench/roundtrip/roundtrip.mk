@@ -7,7 +7,7 @@
 #                           its sharnessd-front), side by side, in alternating blocks (ab.sh)
 #   make bench-ab-cpu AB_A=DIR AB_B=DIR   the machine's CPU time and page faults per run of two
 #                           builds, side by side, in alternating rounds (abcpu.sh)
-#   make bench-parts        a kept-alive run's CPU by part (bash, supervisor, init, launcher, ...),
+#   make bench-parts        a kept-alive run's CPU by part (command, supervisor, init, launcher, ...),
 #                           from the scheduler's accounting (parts.sh, PARTS_N runs, 200; needs perf)
 .PHONY: bench-roundtrip bench-ab bench-ab-cpu bench-parts
 $(BUILD)/bench/roundtrip: bench/roundtrip/roundtrip.c
