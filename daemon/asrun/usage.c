@@ -25,12 +25,9 @@
 #include "fdio.h"
 #include "runcg_layout.h"
 
-static int open_in(const char *dir, const char *file)
+static int open_in(const struct run_cgroup *cg, const char *dir, const char *file)
 {
-	char path[PATH_MAX + 64];
-	if (!dir[0] || cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0)
-		return -1;
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return dir[0] ? cg_open(cg, dir, file, O_RDONLY) : -1;
 }
 
 void usage_open(const struct run_cgroup *cg, struct usage_files *f)
@@ -39,11 +36,11 @@ void usage_open(const struct run_cgroup *cg, struct usage_files *f)
 	*f = (struct usage_files){-1, -1, -1, -1, -1};
 	if (!cg)
 		return;
-	f->cpu_stat = open_in(cg->v2_dir, "cpu.stat");
-	f->memory_peak = open_in(cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
-	f->pids_peak = open_in(cg->procs_dir, "pids.peak");
-	f->pids_events = open_in(cg->procs_dir, "pids.events");
-	f->memory_events = open_in(cg->mem_dir, v2 ? "memory.events" : "memory.oom_control");
+	f->cpu_stat = open_in(cg, cg->v2_dir, "cpu.stat");
+	f->memory_peak = open_in(cg, cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+	f->pids_peak = open_in(cg, cg->procs_dir, "pids.peak");
+	f->pids_events = open_in(cg, cg->procs_dir, "pids.events");
+	f->memory_events = open_in(cg, cg->mem_dir, v2 ? "memory.events" : "memory.oom_control");
 }
 
 /* Read a counter file from its start, once, and close it. */

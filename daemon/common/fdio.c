@@ -46,9 +46,8 @@ void fdio_close(int *fd)
 	*fd = -1;
 }
 
-ssize_t fdio_read_file(const char *path, char *buf, size_t len)
+ssize_t fdio_read_fd(int fd, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, len - 1);
@@ -62,12 +61,16 @@ ssize_t fdio_read_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
-int fdio_write_file(const char *path, const char *s)
+ssize_t fdio_read_file(const char *path, char *buf, size_t len)
 {
-	size_t len = strlen(s);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	return fdio_read_fd(open(path, O_RDONLY | O_CLOEXEC), buf, len);
+}
+
+int fdio_write_fd(int fd, const char *s)
+{
 	if (fd < 0)
 		return -1;
+	size_t len = strlen(s);
 	ssize_t n = write(fd, s, len);
 	int saved = errno;
 	close(fd);
@@ -76,6 +79,11 @@ int fdio_write_file(const char *path, const char *s)
 		return -1;
 	}
 	return 0;
+}
+
+int fdio_write_file(const char *path, const char *s)
+{
+	return fdio_write_fd(open(path, O_WRONLY | O_CLOEXEC), s);
 }
 
 int fdio_place(const int *fds, int n, int exe_fd)

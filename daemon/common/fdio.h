@@ -27,6 +27,10 @@ ssize_t fdio_read_file(const char *path, char *buf, size_t len);
 /* Write the string `s` to `path` in one write(): what a cgroup or /proc
  * file takes as one value.  0, or -1 (errno; EIO for a short write). */
 int fdio_write_file(const char *path, const char *s);
+/* The two above on a file already open (fd from an open() whose -1 is
+ * passed on with its errno); the fd is closed. */
+ssize_t fdio_read_fd(int fd, char *buf, size_t len);
+int fdio_write_fd(int fd, const char *s);
 /* Before an exec: put `fds` at 3, 4, ... (in order; -1 leaves that number
  * closed), `exe_fd` right after them (close-on-exec), and close everything
  * above.  At most FDIO_PLACE_MAX fds.  Returns the executable's new

@@ -135,7 +135,7 @@ int cg_own_cgroup(pid_t pid, const char *ctrl, char *out, size_t outlen)
  * not a memset: only the pages the paths use are touched (RUN_DIR_MAX). */
 int cg_paths(struct run_cgroup *cg, const char *name)
 {
-	cg->kill_fd = cg->freeze_fd = -1;
+	cg->kill_fd = cg->freeze_fd = cg->dir_fd[0] = cg->dir_fd[1] = cg->dir_fd[2] = cg->dir_fd[3] = -1;
 	cg->mem_dir[0] = cg->frz_dir[0] = cg->v2_dir[0] = '\0';
 	snprintf(cg->name, sizeof(cg->name), "%s", name);
 	if (cg_pathf(cg->procs_dir, sizeof(cg->procs_dir), "%s/%s/%s", S.pids.mnt, S.pids.parent, name) < 0 ||
@@ -164,12 +164,22 @@ const struct hier *cg_dir_too_long(void)
 	return NULL;
 }
 
-int cg_read_u64(const char *dir, const char *file, uint64_t *out)
+int cg_open(const struct run_cgroup *cg, const char *dir, const char *file, int flags)
 {
-	char path[PATH_MAX + 64], buf[64], *end;
+	const char *dirs[] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->v2_dir};
+	char path[PATH_MAX + 64];
 
-	if (cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ||
-	    fdio_read_file(path, buf, sizeof(buf)) < 0)
+	for (int i = 0; i < 4; i++)
+		if (dir == dirs[i] && cg->dir_fd[i] >= 0)
+			return openat(cg->dir_fd[i], file, flags | O_CLOEXEC);
+	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ? -1 : open(path, flags | O_CLOEXEC);
+}
+
+int cg_read_u64(const struct run_cgroup *cg, const char *dir, const char *file, uint64_t *out)
+{
+	char buf[64], *end;
+
+	if (fdio_read_fd(cg_open(cg, dir, file, O_RDONLY), buf, sizeof(buf)) < 0)
 		return -1;
 	errno = 0;
 	*out = strtoull(buf, &end, 10);
@@ -180,25 +190,18 @@ int cg_read_u64(const char *dir, const char *file, uint64_t *out)
 	return 0;
 }
 
-static bool exists_in(const char *dir, const char *file)
-{
-	char path[PATH_MAX + 64];
-
-	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) == 0 && access(path, F_OK) == 0;
-}
-
 int cg_mkdir_ok(const char *path)
 {
 	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* One limit file of a run cgroup made by make_dirs. */
-static int put_u64(const char *dir, const char *file, uint64_t v)
+static int put_u64(const struct run_cgroup *cg, const char *dir, const char *file, uint64_t v)
 {
-	char path[PATH_MAX + 64], val[32];
+	char val[32];
 
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
-	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ? -1 : fdio_write_file(path, val);
+	return fdio_write_fd(cg_open(cg, dir, file, O_WRONLY), val);
 }
 
 /* The run's directory in each hierarchy it lives in, each once (v2: one
@@ -239,6 +242,13 @@ static int make_dirs(struct run_cgroup *cg, bool *made)
 			return -1;
 		*made = true;
 	}
+	/* Held for cg_open.  The init inherits them, as the kill file: it
+	 * runs none of the run's code, and the command gets fds 0-2 only
+	 * (asrun/sandbox_run.c). */
+	const char *all[] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->v2_dir};
+	for (int i = 0; i < 4; i++)
+		if (all[i][0] && (cg->dir_fd[i] = open(all[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return -1;
 	return 0;
 }
 
@@ -264,7 +274,7 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 {
 	struct run_cgroup *cg;
 	uint64_t got, mem = 0;
-	char path[PATH_MAX + 32];
+	const char *limit = S.layout == LAYOUT_V2 ? "memory.max" : "memory.limit_in_bytes";
 	bool created = false;
 	int e;
 
@@ -292,7 +302,7 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 		errno = e;
 		goto err_delete;
 	}
-	if (put_u64(cg->procs_dir, "pids.max", pids_max) < 0)
+	if (put_u64(cg, cg->procs_dir, "pids.max", pids_max) < 0)
 		goto err_value;
 	if (S.mem.on && memory_max > 0) {
 		long pg = sysconf(_SC_PAGESIZE);
@@ -303,24 +313,23 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 		mem = memory_max - memory_max % (uint64_t)pg;
 		if (mem == 0)
 			mem = (uint64_t)pg;
-		if (put_u64(cg->mem_dir, v2 ? "memory.max" : "memory.limit_in_bytes", mem) < 0)
+		if (put_u64(cg, cg->mem_dir, limit, mem) < 0)
 			goto err_value;
-		/* No swap for runs, where swap is accounted: v2 swap.max 0; v1
-		 * memsw (memory+swap, >= the limit) equal to the limit. */
-		if (v2 ? exists_in(cg->mem_dir, "memory.swap.max") && put_u64(cg->mem_dir, "memory.swap.max", 0) < 0
-		       : exists_in(cg->mem_dir, "memory.memsw.limit_in_bytes") &&
-		             put_u64(cg->mem_dir, "memory.memsw.limit_in_bytes", mem) < 0)
+		/* No swap for runs, where swap is accounted (else the file is
+		 * missing: ENOENT): v2 swap.max 0; v1 memsw (memory+swap, >= the
+		 * limit) equal to the limit. */
+		const char *noswap = v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+		if (put_u64(cg, cg->mem_dir, noswap, v2 ? 0 : mem) < 0 && errno != ENOENT)
 			goto err_value;
 	}
 	/* Fail closed: read the limits back instead of trusting that every
 	 * value reached the kernel. */
-	if (cg_read_u64(cg->procs_dir, "pids.max", &got) < 0 || got != pids_max) {
+	if (cg_read_u64(cg, cg->procs_dir, "pids.max", &got) < 0 || got != pids_max) {
 		errmsg_set(err, errlen, "cgroup: pids.max of %s did not take effect", name);
 		errno = EIO;
 		goto err_delete;
 	}
-	if (mem && (cg_read_u64(cg->mem_dir, S.layout == LAYOUT_V2 ? "memory.max" : "memory.limit_in_bytes", &got) < 0 ||
-	            got != mem)) {
+	if (mem && (cg_read_u64(cg, cg->mem_dir, limit, &got) < 0 || got != mem)) {
 		errmsg_set(err, errlen, "cgroup: the memory limit of %s did not take effect", name);
 		errno = EIO;
 		goto err_delete;
@@ -328,10 +337,8 @@ struct run_cgroup *runcg_create(const char *name, unsigned pids_max, uint64_t me
 	/* The files that stop the run, opened now: the supervisor that kills
 	 * it runs as the run's uid by then (supervise.c), and a cgroup file
 	 * checks its writer when it is opened. */
-	if ((cg->v2_dir[0] && (cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0 ||
-	                       (cg->kill_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)) ||
-	    (cg->frz_dir[0] && (cg_pathf(path, sizeof(path), "%s/freezer.state", cg->frz_dir) < 0 ||
-	                        (cg->freeze_fd = open(path, O_RDWR | O_CLOEXEC)) < 0))) {
+	if ((cg->v2_dir[0] && (cg->kill_fd = cg_open(cg, cg->v2_dir, "cgroup.kill", O_WRONLY)) < 0) ||
+	    (cg->frz_dir[0] && (cg->freeze_fd = cg_open(cg, cg->frz_dir, "freezer.state", O_RDWR)) < 0)) {
 		e = errno;
 		errmsg_set(err, errlen, "cgroup: cannot open the kill file of %s: %s", name, strerror(e));
 		errno = e;
@@ -357,7 +364,7 @@ err_free:
 
 int runcg_attach(struct run_cgroup *cg, pid_t pid)
 {
-	char path[RUN_DIR_MAX + 32], buf[32];
+	char buf[32];
 	const char *dirs[4];
 	int n;
 
@@ -369,8 +376,7 @@ int runcg_attach(struct run_cgroup *cg, pid_t pid)
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	n = run_dirs(cg, dirs);
 	for (int i = 0; i < n; i++)
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", dirs[i]) < 0 ||
-		    fdio_write_file(path, buf) < 0)
+		if (fdio_write_fd(cg_open(cg, dirs[i], "cgroup.procs", O_WRONLY), buf) < 0)
 			return -1;
 	return 0;
 }
@@ -398,12 +404,14 @@ static void kill_member(struct run_cgroup *cg, pid_t pid)
 /* One pass over cgroup.procs; returns how many processes were listed. */
 static int kill_pass(struct run_cgroup *cg)
 {
-	char path[PATH_MAX + 32];
 	FILE *f;
-	int pid, n = 0;
+	int pid, n = 0, fd = cg_open(cg, cg->procs_dir, "cgroup.procs", O_RDONLY);
 
-	if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->procs_dir) < 0 || !(f = fopen(path, "re")))
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
 		return errno == ENOENT ? 0 : -1;
+	}
 	while (fscanf(f, "%d", &pid) == 1) {
 		n++;
 		kill_member(cg, pid);
@@ -432,7 +440,6 @@ static void freeze(struct run_cgroup *cg, bool on)
 
 int runcg_kill(struct run_cgroup *cg)
 {
-	char path[PATH_MAX + 32];
 	struct timespec ts = { 0, 2000000 };
 	int round, n;
 
@@ -444,10 +451,9 @@ int runcg_kill(struct run_cgroup *cg)
 		/* cgroup.kill (Linux 5.14, commit 661ee6280) SIGKILLs the whole
 		 * subtree and processes forking concurrently.  Start-up's crash
 		 * recovery kills cgroups it did not create: by path. */
-		int rc = cg->kill_fd >= 0 ? (pwrite(cg->kill_fd, "1", 1, 0) == 1 ? 0 : -1)
-		                          : cg_pathf(path, sizeof(path), "%s/cgroup.kill", cg->v2_dir) < 0
-		                                ? -1
-		                                : fdio_write_file(path, "1");
+		int rc = cg->kill_fd >= 0
+			     ? (pwrite(cg->kill_fd, "1", 1, 0) == 1 ? 0 : -1)
+			     : fdio_write_fd(cg_open(cg, cg->v2_dir, "cgroup.kill", O_WRONLY), "1");
 		if (rc < 0)
 			return errno == ENOENT || errno == ENODEV ? 0 : -1;
 		/* Hybrid: a process attached to the pids cgroup only (attach
@@ -473,13 +479,11 @@ int runcg_kill(struct run_cgroup *cg)
 /* 1 when no process is left in any hierarchy of the run. */
 static int is_empty(struct run_cgroup *cg)
 {
-	char path[PATH_MAX + 32], buf[256];
+	char buf[256];
 	ssize_t n;
 
 	if (cg->v2_dir[0]) {
-		if (cg_pathf(path, sizeof(path), "%s/cgroup.events", cg->v2_dir) < 0)
-			return -1;
-		if (fdio_read_file(path, buf, sizeof(buf)) < 0) {
+		if (fdio_read_fd(cg_open(cg, cg->v2_dir, "cgroup.events", O_RDONLY), buf, sizeof(buf)) < 0) {
 			if (errno != ENOENT)
 				return -1;
 		} else if (!strstr(buf, "populated 0")) {
@@ -488,10 +492,8 @@ static int is_empty(struct run_cgroup *cg)
 		if (!cg->own_v2_dir)
 			return 1;
 	}
-	if (cg_pathf(path, sizeof(path), "%s/cgroup.procs", cg->procs_dir) < 0)
-		return -1;
 	/* One read, no FILE: a pid listed is all this asks. */
-	if ((n = fdio_read_file(path, buf, sizeof(buf))) < 0)
+	if ((n = fdio_read_fd(cg_open(cg, cg->procs_dir, "cgroup.procs", O_RDONLY), buf, sizeof(buf))) < 0)
 		return errno == ENOENT ? 1 : -1;
 	return n == 0;
 }
@@ -499,7 +501,6 @@ static int is_empty(struct run_cgroup *cg)
 int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 {
 	int64_t deadline = monotime_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	char path[PATH_MAX + 32];
 	int fd = -1, r, rc = -1;
 
 	if (!cg) {
@@ -507,8 +508,8 @@ int runcg_wait_empty(struct run_cgroup *cg, int timeout_ms)
 		return -1;
 	}
 	/* cgroup.events raises POLLPRI on every change (cgroup-v2.rst). */
-	if (cg->v2_dir[0] && cg_pathf(path, sizeof(path), "%s/cgroup.events", cg->v2_dir) == 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cg->v2_dir[0])
+		fd = cg_open(cg, cg->v2_dir, "cgroup.events", O_RDONLY);
 	for (;;) {
 		int64_t left;
 
@@ -563,10 +564,10 @@ void runcg_release(struct run_cgroup *cg)
 {
 	if (!cg)
 		return;
-	if (cg->kill_fd >= 0)
-		close(cg->kill_fd);
-	if (cg->freeze_fd >= 0)
-		close(cg->freeze_fd);
+	fdio_close(&cg->kill_fd);
+	fdio_close(&cg->freeze_fd);
+	for (int i = 0; i < 4; i++)
+		fdio_close(&cg->dir_fd[i]);
 	free(cg);
 }
 

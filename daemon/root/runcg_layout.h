@@ -61,10 +61,20 @@ struct run_cgroup {
 	bool own_v2_dir;          /* hybrid: we mkdir/rmdir v2_dir ourselves */
 	int kill_fd;              /* v2_dir's cgroup.kill, opened by root at creation; -1 none */
 	int freeze_fd;            /* frz_dir's freezer.state, likewise */
+	/* procs_dir, mem_dir, frz_dir and v2_dir held open (O_PATH) once
+	 * runcg_create made them; -1 before, for "", and in a run_cgroup that
+	 * only names one (cg_paths). */
+	int dir_fd[4];
 };
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int cg_read_u64(const char *dir, const char *file, uint64_t *out);
+/* Open `file` in `dir`, one of cg's *_dir fields: through that directory's
+ * held fd when there is one, else by path.  A walk from /sys revalidates
+ * each kernfs component under kernfs's lock, which every run's mkdir and
+ * rmdir of its cgroup take for writing: under load, supervisors waited
+ * there (docs/bench.md, session 21). */
+int cg_open(const struct run_cgroup *cg, const char *dir, const char *file, int flags);
+int cg_read_u64(const struct run_cgroup *cg, const char *dir, const char *file, uint64_t *out);
 bool cg_name_ok(const char *name);
 /* mkdir that takes an existing directory as made (mkdir -p's last step). */
 int cg_mkdir_ok(const char *path);
