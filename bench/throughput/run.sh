@@ -18,6 +18,10 @@
 # rates on either side of it, and the median of those ratios is the figure,
 # so that a machine whose speed drifts within minutes (shared, or
 # paravirtualised: docs/bench.md) moves both sides of each ratio alike.
+# Each bwrap turn also times the loops with the clients' own program,
+# bwrap ... /usr/bin/echo 0-0 (the clients run /usr/bin/echo C-I, which
+# costs more than `true`: it sets up its locale), for a second ratio with
+# the same program on both sides.
 #   THROUGHPUT_RUNS (3000)  THROUGHPUT_BWRAP_N (1000 per loop)  THROUGHPUT_PAIRS (3)
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,12 +33,13 @@ PAIRS=${THROUGHPUT_PAIRS:-3}
 command -v bwrap >/dev/null || { echo "bench-throughput: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
 
-bwrap_rate() { # two loops at once; launches per second in all
-	local a b
-	"$RT" exec "$BN" 20 bwrap --unshare-all --die-with-parent --ro-bind / / true >"$1.a" &
-	"$RT" exec "$BN" 20 bwrap --unshare-all --die-with-parent --ro-bind / / true >"$1.b" &
+bwrap_rate() { # FILE PROGRAM ARGS...: two loops at once; launches per second in all
+	local a b f=$1
+	shift
+	"$RT" exec "$BN" 20 bwrap --unshare-all --die-with-parent --ro-bind / / "$@" >"$f.a" &
+	"$RT" exec "$BN" 20 bwrap --unshare-all --die-with-parent --ro-bind / / "$@" >"$f.b" &
 	wait
-	a=$(field mean_ms "$(cat "$1.a")") b=$(field mean_ms "$(cat "$1.b")")
+	a=$(field mean_ms "$(cat "$f.a")") b=$(field mean_ms "$(cat "$f.b")")
 	awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f", 1000 / a + 1000 / b}'
 }
 c_rate() { # FILE CONFIG: the C clients against the daemon started with CONFIG
@@ -57,20 +62,23 @@ tmp=$(mktemp -d)
 # The daemon's defaults but prewarm, which the harness (lib.sh) sets to 1 and
 # the daemon defaults to 2, and the connection limit, which 32 clients pass.
 DEFAULTS='{"limits": {"connections": 48}, "prewarm": 2}'
-b_prev=$(bwrap_rate "$tmp/b0")
-B_ALL=$b_prev C_ALL= RATIOS= PAIR_LINES=
+ECHO=(/usr/bin/echo 0-0)
+b_prev=$(bwrap_rate "$tmp/b0" true) e_prev=$(bwrap_rate "$tmp/e0" "${ECHO[@]}")
+B_ALL=$b_prev E_ALL=$e_prev C_ALL= RATIOS= E_RATIOS= PAIR_LINES=
 for i in $(seq "$PAIRS"); do
 	c=$(c_rate "$tmp/c$i" "$DEFAULTS") || { echo "bench-throughput: the C clients' run failed" >&2; exit 1; }
-	b_next=$(bwrap_rate "$tmp/b$i")
+	b_next=$(bwrap_rate "$tmp/b$i" true) e_next=$(bwrap_rate "$tmp/e$i" "${ECHO[@]}")
 	ratio=$(awk -v s="$c" -v a="$b_prev" -v b="$b_next" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}')
-	PAIR_LINES+=$(printf '    pair %d: sharness %s /s between bwrap %s and %s /s: %s' "$i" "$c" "$b_prev" "$b_next" "$ratio")$'\n'
-	B_ALL+=" $b_next" C_ALL+=" $c" RATIOS+=" $ratio"
-	b_prev=$b_next
+	e_ratio=$(awk -v s="$c" -v a="$e_prev" -v b="$e_next" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}')
+	PAIR_LINES+=$(printf '    pair %d: sharness %s /s between bwrap %s and %s /s: %s (echo: %s and %s /s: %s)' \
+		"$i" "$c" "$b_prev" "$b_next" "$ratio" "$e_prev" "$e_next" "$e_ratio")$'\n'
+	B_ALL+=" $b_next" E_ALL+=" $e_next" C_ALL+=" $c" RATIOS+=" $ratio" E_RATIOS+=" $e_ratio"
+	b_prev=$b_next e_prev=$e_next
 done
 r=$(c_rate "$tmp/r" '{"max_runs": 16, "queue_max": 0, "limits": {"connections": 48}, "prewarm": 2}') ||
 	{ echo "bench-throughput: the C clients' run without a queue failed" >&2; exit 1; }
 s=$(sharness_rate "$tmp/s")
-b_last=$(bwrap_rate "$tmp/blast")
+b_last=$(bwrap_rate "$tmp/blast" true)
 grep -q '^not ok' "$tmp/s.log" && { grep '^not ok' "$tmp/s.log"; echo "bench-throughput: the load run failed" >&2; exit 1; }
 [ -n "$s" ] || { echo "bench-throughput: load.sh printed no rate" >&2; exit 1; }
 B=$(printf '%s\n' $B_ALL | median) C=$(printf '%s\n' $C_ALL | median) RATIO=$(printf '%s\n' $RATIOS | median)
@@ -81,6 +89,8 @@ printf '%s' "$PAIR_LINES"
 printf '  %-62s %8s /s\n' "sharness, 32 C clients, $RUNS runs, every reply checked (median)" "$C"
 printf '  %-62s %8s /s\n' "two parallel bwrap loops (median of $((PAIRS + 1)))" "$B"
 printf '  %-62s %8s\n' "ratio sharness/bwrap (aim >= 1.0, SPEC 15.5; median of pairs)" "$RATIO"
+printf '  %-62s %8s /s\n' "two bwrap loops of ${ECHO[*]} (the clients' program)" "$(printf '%s\n' $E_ALL | median)"
+printf '  %-62s %8s\n' "ratio with the same program on both sides (median of pairs)" "$(printf '%s\n' $E_RATIOS | median)"
 printf '  %-62s %8s /s\n' "... max_runs 16, no queue: 503s retried ($(field busy "$(cat "$tmp/r")") of them)" "$r"
 printf '  %-62s %8s /s\n' "... that, 32 Python clients (load.sh: fields, leaks, memory)" "$s"
 printf '  %-62s %8s /s\n' "two parallel bwrap loops around those (before $b_prev, after $b_last)" "$B2"
