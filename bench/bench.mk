@@ -7,7 +7,8 @@
 #                       AVX2 build, ours with SHARNESS_FILTER_AVX512=off)
 #   make bench-build    this repository's build inside the test profile vs outside
 #   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5),
-#                       alternated THROUGHPUT_PAIRS times (3), the median ratio
+#                       alternated THROUGHPUT_PAIRS times (3), the median ratio; and
+#                       against bwrap running the clients' program (/usr/bin/echo)
 
 .PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-build bench-throughput
 
