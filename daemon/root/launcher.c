@@ -81,16 +81,21 @@ static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, 
 		 * and the file actor's executable (4): not the control socket,
 		 * not other runs' sockets or channels. */
 		(void)ctl;
-		if (ahead)
-			(void)setpgid(0, 0); /* and below: whichever runs first */
+		/* Lowered here and by the launcher below, whichever runs first:
+		 * niceness is a thread's, and a thread made before the launcher's
+		 * call (the init's donor, initclone.c) kept 0, and so did the init
+		 * it cloned.  Should this come after on_run's boost, supervise_run
+		 * boosts the group again once its request is in. */
+		if (ahead && (setpgid(0, 0) < 0 || setpriority(PRIO_PROCESS, 0, LAUNCHER_AHEAD_NICE) < 0))
+			log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
 		if (fdio_place(&sp[1], 1, st->l->actor_exe) != 4 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 			_exit(3);
 		st->l->actor_exe = 4;
 		supervise_run(st->l, profile_id, workspace_id, uid, 3, ahead);
 	}
 	close(sp[1]);
-	/* Its own group at the lowest priority, set here rather than in the
-	 * child so that a boost in on_run always comes after it. */
+	/* Its own group at the lowest priority, set here too so that a boost
+	 * in on_run always comes after it. */
 	if (ahead && (setpgid(pid, pid) < 0 || setpriority(PRIO_PROCESS, (id_t)pid, LAUNCHER_AHEAD_NICE) < 0))
 		log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
 	struct supervisor *sv = &st->sv[st->n++];
