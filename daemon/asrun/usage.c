@@ -25,22 +25,17 @@
 #include "fdio.h"
 #include "runcg_layout.h"
 
-static int open_in(const struct run_cgroup *cg, const char *dir, const char *file)
-{
-	return dir[0] ? cg_open(cg, dir, file, O_RDONLY) : -1;
-}
-
 void usage_open(const struct run_cgroup *cg, struct usage_files *f)
 {
 	bool v2 = S.layout == LAYOUT_V2;
 	*f = (struct usage_files){-1, -1, -1, -1, -1};
 	if (!cg)
 		return;
-	f->cpu_stat = open_in(cg, cg->v2_dir, "cpu.stat");
-	f->memory_peak = open_in(cg, cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
-	f->pids_peak = open_in(cg, cg->procs_dir, "pids.peak");
-	f->pids_events = open_in(cg, cg->procs_dir, "pids.events");
-	f->memory_events = open_in(cg, cg->mem_dir, v2 ? "memory.events" : "memory.oom_control");
+	f->cpu_stat = cg_open(cg, cg->v2_dir, "cpu.stat", O_RDONLY);
+	f->memory_peak = cg_open(cg, cg->mem_dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes", O_RDONLY);
+	f->pids_peak = cg_open(cg, cg->procs_dir, "pids.peak", O_RDONLY);
+	f->pids_events = cg_open(cg, cg->procs_dir, "pids.events", O_RDONLY);
+	f->memory_events = cg_open(cg, cg->mem_dir, v2 ? "memory.events" : "memory.oom_control", O_RDONLY);
 }
 
 /* Read a counter file from its start, once, and close it. */

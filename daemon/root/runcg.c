@@ -164,13 +164,36 @@ const struct hier *cg_dir_too_long(void)
 	return NULL;
 }
 
+/* The run's directory in each hierarchy it lives in, each once (v2: one
+ * for both controllers), a hybrid host's unified one first: once the init
+ * is in that one, cgroup.kill reaches it whatever happens next.  Returns
+ * how many. */
+static int run_dirs(const struct run_cgroup *cg, const char *dirs[4])
+{
+	int n = 0;
+
+	if (cg->own_v2_dir)
+		dirs[n++] = cg->v2_dir;
+	dirs[n++] = cg->procs_dir;
+	if (cg->mem_dir[0] && strcmp(cg->mem_dir, cg->procs_dir) != 0)
+		dirs[n++] = cg->mem_dir;
+	if (cg->frz_dir[0])
+		dirs[n++] = cg->frz_dir;
+	return n;
+}
+
 int cg_open(const struct run_cgroup *cg, const char *dir, const char *file, int flags)
 {
-	const char *dirs[] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->v2_dir};
+	const char *dirs[4];
 	char path[PATH_MAX + 64];
+	int n = run_dirs(cg, dirs);
 
-	for (int i = 0; i < 4; i++)
-		if (dir == dirs[i] && cg->dir_fd[i] >= 0)
+	if (!dir[0]) {
+		errno = ENOENT; /* the run has no cgroup in that hierarchy */
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (strcmp(dir, dirs[i]) == 0 && cg->dir_fd[i] >= 0)
 			return openat(cg->dir_fd[i], file, flags | O_CLOEXEC);
 	return cg_pathf(path, sizeof(path), "%s/%s", dir, file) < 0 ? -1 : open(path, flags | O_CLOEXEC);
 }
@@ -204,24 +227,6 @@ static int put_u64(const struct run_cgroup *cg, const char *dir, const char *fil
 	return fdio_write_fd(cg_open(cg, dir, file, O_WRONLY), val);
 }
 
-/* The run's directory in each hierarchy it lives in, each once (v2: one
- * for both controllers), a hybrid host's unified one first: once the init
- * is in that one, cgroup.kill reaches it whatever happens next.  Returns
- * how many. */
-static int run_dirs(const struct run_cgroup *cg, const char *dirs[4])
-{
-	int n = 0;
-
-	if (cg->own_v2_dir)
-		dirs[n++] = cg->v2_dir;
-	dirs[n++] = cg->procs_dir;
-	if (cg->mem_dir[0] && strcmp(cg->mem_dir, cg->procs_dir) != 0)
-		dirs[n++] = cg->mem_dir;
-	if (cg->frz_dir[0])
-		dirs[n++] = cg->frz_dir;
-	return n;
-}
-
 /* The run's directories by plain mkdir and not cgroup_create_cgroup:
  * libcgroup 2.0.2 reads /proc/mounts before every mkdir and every value it
  * writes (five times a run here, and the file grows with every mount of the
@@ -241,14 +246,12 @@ static int make_dirs(struct run_cgroup *cg, bool *made)
 		if (cg_mkdir_ok(dirs[i]) < 0)
 			return -1;
 		*made = true;
-	}
-	/* Held for cg_open.  The init inherits them, as the kill file: it
-	 * runs none of the run's code, and the command gets fds 0-2 only
-	 * (asrun/sandbox_run.c). */
-	const char *all[] = {cg->procs_dir, cg->mem_dir, cg->frz_dir, cg->v2_dir};
-	for (int i = 0; i < 4; i++)
-		if (all[i][0] && (cg->dir_fd[i] = open(all[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		/* Held for cg_open.  The init inherits it, as the kill file: it
+		 * runs none of the run's code, and the command gets fds 0-2
+		 * only (asrun/sandbox_run.c). */
+		if ((cg->dir_fd[i] = open(dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			return -1;
+	}
 	return 0;
 }
 

@@ -61,15 +61,16 @@ struct run_cgroup {
 	bool own_v2_dir;          /* hybrid: we mkdir/rmdir v2_dir ourselves */
 	int kill_fd;              /* v2_dir's cgroup.kill, opened by root at creation; -1 none */
 	int freeze_fd;            /* frz_dir's freezer.state, likewise */
-	/* procs_dir, mem_dir, frz_dir and v2_dir held open (O_PATH) once
-	 * runcg_create made them; -1 before, for "", and in a run_cgroup that
-	 * only names one (cg_paths). */
+	/* The directories the run lives in (run_dirs, runcg.c: each once, v2's
+	 * one for every controller), held open (O_PATH) once runcg_create made
+	 * them; -1 before, and in a run_cgroup that only names one (cg_paths). */
 	int dir_fd[4];
 };
 
 int cg_pathf(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Open `file` in `dir`, one of cg's *_dir fields: through that directory's
- * held fd when there is one, else by path.  A walk from /sys revalidates
+ * held fd when there is one, else by path; ENOENT for "" (no such
+ * hierarchy).  A walk from /sys revalidates
  * each kernfs component under kernfs's lock, which every run's mkdir and
  * rmdir of its cgroup take for writing: under load, supervisors waited
  * there (docs/bench.md, session 21). */
