@@ -55,6 +55,19 @@ struct state {
 	int exit_code;
 };
 
+/* A sandbox built `ahead`: its own group (pid 0: ours), at the lowest priority.
+ * Both sides of spawn's fork call it, whichever runs first: the launcher
+ * so that a boost in on_run always comes after it, the child because
+ * niceness is a thread's, and a thread made before the launcher's call
+ * (the init's donor, initclone.c) kept 0, and so did the init it cloned.
+ * A child's call after on_run's boost is undone by supervise_run, which
+ * boosts the group again once its request is in. */
+static void lower_ahead(bool ahead, pid_t pid)
+{
+	if (ahead && (setpgid(pid, pid) < 0 || setpriority(PRIO_PROCESS, (id_t)pid, LAUNCHER_AHEAD_NICE) < 0))
+		log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
+}
+
 /* Fork a supervisor that prepares a sandbox for (profile, workspace) and
  * then waits for one request; `ahead`: none waits yet, build it at the lowest priority (launcher.h).
  * Returns its slot, or NULL (no uid, no slot, no fork). */
@@ -81,23 +94,14 @@ static struct supervisor *spawn(struct state *st, int ctl, uint32_t profile_id, 
 		 * and the file actor's executable (4): not the control socket,
 		 * not other runs' sockets or channels. */
 		(void)ctl;
-		/* Lowered here and by the launcher below, whichever runs first:
-		 * niceness is a thread's, and a thread made before the launcher's
-		 * call (the init's donor, initclone.c) kept 0, and so did the init
-		 * it cloned.  Should this come after on_run's boost, supervise_run
-		 * boosts the group again once its request is in. */
-		if (ahead && (setpgid(0, 0) < 0 || setpriority(PRIO_PROCESS, 0, LAUNCHER_AHEAD_NICE) < 0))
-			log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
+		lower_ahead(ahead, 0);
 		if (fdio_place(&sp[1], 1, st->l->actor_exe) != 4 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 			_exit(3);
 		st->l->actor_exe = 4;
 		supervise_run(st->l, profile_id, workspace_id, uid, 3, ahead);
 	}
 	close(sp[1]);
-	/* Its own group at the lowest priority, set here too so that a boost
-	 * in on_run always comes after it. */
-	if (ahead && (setpgid(pid, pid) < 0 || setpriority(PRIO_PROCESS, (id_t)pid, LAUNCHER_AHEAD_NICE) < 0))
-		log_debug("a sandbox built ahead keeps its priority: %s", strerror(errno));
+	lower_ahead(ahead, pid);
 	struct supervisor *sv = &st->sv[st->n++];
 	*sv = (struct supervisor){.pid = pid, .uid = uid, .job_sock = sp[0], .profile_id = profile_id,
 	                          .workspace_id = workspace_id, .ahead = ahead};
