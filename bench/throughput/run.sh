@@ -32,6 +32,7 @@ BN=${THROUGHPUT_BWRAP_N:-1000}
 PAIRS=${THROUGHPUT_PAIRS:-3}
 command -v bwrap >/dev/null || { echo "bench-throughput: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+over_mean() { awk -v s="$1" -v a="$2" -v b="$3" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}'; } # S A B
 
 bwrap_rate() { # FILE PROGRAM ARGS...: two loops at once; launches per second in all
 	local a b f=$1
@@ -68,8 +69,7 @@ B_ALL=$b_prev E_ALL=$e_prev C_ALL= RATIOS= E_RATIOS= PAIR_LINES=
 for i in $(seq "$PAIRS"); do
 	c=$(c_rate "$tmp/c$i" "$DEFAULTS") || { echo "bench-throughput: the C clients' run failed" >&2; exit 1; }
 	b_next=$(bwrap_rate "$tmp/b$i" true) e_next=$(bwrap_rate "$tmp/e$i" "${ECHO[@]}")
-	ratio=$(awk -v s="$c" -v a="$b_prev" -v b="$b_next" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}')
-	e_ratio=$(awk -v s="$c" -v a="$e_prev" -v b="$e_next" 'BEGIN {printf "%.2f", s / ((a + b) / 2)}')
+	ratio=$(over_mean "$c" "$b_prev" "$b_next") e_ratio=$(over_mean "$c" "$e_prev" "$e_next")
 	PAIR_LINES+=$(printf '    pair %d: sharness %s /s between bwrap %s and %s /s: %s (echo: %s and %s /s: %s)' \
 		"$i" "$c" "$b_prev" "$b_next" "$ratio" "$e_prev" "$e_next" "$e_ratio")$'\n'
 	B_ALL+=" $b_next" E_ALL+=" $e_next" C_ALL+=" $c" RATIOS+=" $ratio" E_RATIOS+=" $e_ratio"
