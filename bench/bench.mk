@@ -9,13 +9,18 @@
 #   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5),
 #                       alternated THROUGHPUT_PAIRS times (3), the median ratio; and
 #                       against bwrap running the clients' program (/usr/bin/echo)
+#   make bench-throughput-vm  that inside Debian 12 booted under systemd, with its
+#                       pure cgroup v2 and again with the hybrid layout (LAYOUTS="v2 hybrid")
 
-.PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-build bench-throughput
+.PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-build bench-throughput bench-throughput-vm
 
 bench: bench-filter bench-filter-classes bench-build bench-roundtrip bench-throughput
 
 bench-throughput: all $(BUILD)/bench/roundtrip $(BUILD)/bench/loadclient
 	@BUILD=$(BUILD) bench/throughput/run.sh
+
+bench-throughput-vm: vm-deps all $(BUILD)/bench/roundtrip $(BUILD)/bench/loadclient
+	@BUILD=$(BUILD) bench/throughput/vm.sh $(LAYOUTS)
 
 bench-build: all
 	@bench/realbuild/run.sh
