@@ -20,6 +20,16 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 layouts=("$@")
 [ ${#layouts[@]} -eq 0 ] && layouts=(v2 hybrid)
+append_for() { # LAYOUT: its kernel parameters
+	case $1 in
+	v2) echo ;;
+	hybrid) echo systemd.unified_cgroup_hierarchy=0 ;;
+	*) return 1 ;;
+	esac
+}
+for layout in "${layouts[@]}"; do # every name checked before the first boot, not after it
+	append_for "$layout" >/dev/null || { echo "bench-throughput-vm: unknown layout $layout (v2 or hybrid)" >&2; exit 2; }
+done
 [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ] ||
 	{ echo "bench-throughput-vm: the host's binaries go into Debian 12: run it on Debian 12" >&2; exit 1; }
 export VMLAB_ACCEL=${VMLAB_ACCEL:-tcg} VMLAB_LOGS=${VMLAB_LOGS:-$BUILD/vm-logs}
@@ -28,11 +38,7 @@ tests/vm/vmlab build bookworm >"$VMLAB_LOGS/build-bookworm.out" 2>&1 ||
 	{ echo "bench-throughput-vm: the image does not build (see $VMLAB_LOGS/build-bookworm.out)" >&2; exit 1; }
 rc=0
 for layout in "${layouts[@]}"; do
-	case $layout in
-	v2) append= ;;
-	hybrid) append=systemd.unified_cgroup_hierarchy=0 ;;
-	*) echo "bench-throughput-vm: unknown layout $layout (v2 or hybrid)" >&2; exit 2 ;;
-	esac
+	append=$(append_for "$layout")
 	stage=$(mktemp -d /var/tmp/sharness-vmbench.XXXXXX)
 	git ls-files -co --exclude-standard | tar -cf - -T - | tar -xf - -C "$stage"
 	mkdir -p "$stage/build/bench"
