@@ -174,6 +174,21 @@ static int open_listener(const struct config *cfg)
 }
 
 /* Fail closed (SPEC §6): every lock must work on this kernel. */
+/* The launcher's pid once its cgroups exist: from then on every exit of
+ * the launcher removes them, a refusal at start (log_fatal exits) as much
+ * as a stop, so that a daemon that would not start leaves nothing behind. */
+static pid_t launcher_pid;
+
+static void remove_cgroups_at_exit(void)
+{
+	char err[512];
+
+	if (getpid() != launcher_pid) /* a forked child's exit(): not its to undo */
+		return;
+	runcg_cleanup_stale(err, sizeof(err));
+	runcg_remove_parent();
+}
+
 static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
 	if (doctor_ptrace_scope() > 1)
@@ -193,6 +208,8 @@ static void self_check(const struct config *cfg, struct policy_facts *facts, str
 	runcg_parent_name(parent, sizeof(parent), cfg->uid_first);
 	if (runcg_init_named(parent, false, err, sizeof(err)) < 0)
 		log_fatal("cgroups are not usable: %s", err);
+	launcher_pid = getpid();
+	atexit(remove_cgroups_at_exit);
 	facts->cgroup_version = runcg_version();
 	facts->memory_controller = runcg_has_memory();
 	/* The namespaces of a run, for real: a child that must be pid 1. */
@@ -574,8 +591,6 @@ int main(int argc, char **argv)
 	notify_systemd("READY=1");
 	drop_zero_pages();
 	int code = launcher_serve(&l, ctl[0], front);
-	runcg_cleanup_stale(err, sizeof(err));
-	runcg_remove_parent();
 	log_info("stopped");
-	return code;
+	return code; /* remove_cgroups_at_exit: the run cgroups, then ours */
 }

@@ -89,3 +89,7 @@ check_eq "a sharnessd-front others may write: exit 1" "$rc" 1
 check_match "and the refusal names it" "$out" "$D/sharnessd-front must be a regular file owned by root"
 chmod 0755 "$D/sharnessd-front"
 check "sharnessd --filter runs the front's filter" bash -c "echo hello | '$D/sharnessd' --filter 2>/dev/null | grep -qx hello"
+# Those two refusals came after the daemon had made its cgroups (SPEC: a
+# refused start changes nothing): each exit of the launcher removes them.
+check_eq "the refused starts left no cgroup of theirs behind" \
+	"$(find /sys/fs/cgroup -maxdepth 5 -type d -name "sharness-$UID_FIRST" 2>/dev/null)" ""
