@@ -19,4 +19,15 @@ if ! make -s fuzz-build >build/fuzz-build.log 2>&1; then
 	exit 1
 fi
 echo "ok - fuzz targets build"
-FUZZ_SEED=${FUZZ_SEED:-1} exec tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" request profile config scrub check proxy
+before=$(ls -d /tmp/sharness-fuzz-ws.* 2>/dev/null | wc -l)
+FUZZ_SEED=${FUZZ_SEED:-1} tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" request profile config scrub check proxy
+rc=$?
+# fuzz_request makes two workspaces in /tmp for its requests to name.
+after=$(ls -d /tmp/sharness-fuzz-ws.* 2>/dev/null | wc -l)
+if [ "$after" -le "$before" ]; then
+	echo "ok - the fuzz targets leave no workspace in /tmp"
+else
+	echo "not ok - the fuzz targets leave no workspace in /tmp ($before before, $after after)"
+	rc=1
+fi
+exit $rc

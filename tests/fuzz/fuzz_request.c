@@ -35,17 +35,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct config cfg;
 static struct profile_set profiles;
+static char dir[] = "/tmp/sharness-fuzz-ws.XXXXXX", ws2[sizeof(dir) + 8];
+
+/* The two workspaces go when the fuzzer exits (a run's end, not a crash). */
+static void remove_workspaces(void)
+{
+	rmdir(ws2);
+	rmdir(dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char err[512], dir[] = "/tmp/sharness-fuzz-ws.XXXXXX", json[1024];
+	char err[512], json[1024];
 	(void)argc;
 	(void)argv;
 	if (!mkdtemp(dir))
 		abort();
-	char ws2[sizeof(dir) + 8];
 	snprintf(ws2, sizeof(ws2), "%s/two", dir);
 	mkdir(ws2, 0755);
+	atexit(remove_workspaces);
 	snprintf(json, sizeof(json), "{\"workspaces\": [\"%s\", \"%s\"], \"profiles_dir\": \"%s\"}", dir, ws2,
 	         FUZZ_PROFILES_DIR);
 	if (config_parse("fuzz-config.json", json, strlen(json), &cfg, err, sizeof(err)) < 0 ||
