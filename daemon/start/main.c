@@ -173,7 +173,6 @@ static int open_listener(const struct config *cfg)
 	return fd;
 }
 
-/* Fail closed (SPEC §6): every lock must work on this kernel. */
 /* The launcher's pid once its cgroups exist: from then on every exit of
  * the launcher removes them, a refusal at start (log_fatal exits) as much
  * as a stop, so that a daemon that would not start leaves nothing behind. */
@@ -189,6 +188,7 @@ static void remove_cgroups_at_exit(void)
 	runcg_remove_parent();
 }
 
+/* Fail closed (SPEC §6): every lock must work on this kernel. */
 static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
 	if (doctor_ptrace_scope() > 1)
