@@ -91,5 +91,4 @@ chmod 0755 "$D/sharnessd-front"
 check "sharnessd --filter runs the front's filter" bash -c "echo hello | '$D/sharnessd' --filter 2>/dev/null | grep -qx hello"
 # Those two refusals came after the daemon had made its cgroups (SPEC: a
 # refused start changes nothing): each exit of the launcher removes them.
-check_eq "the refused starts left no cgroup of theirs behind" \
-	"$(find /sys/fs/cgroup -maxdepth 5 -type d -name "sharness-$UID_FIRST" 2>/dev/null)" ""
+check_eq "the refused starts left no cgroup of theirs behind" "$(parent_cgroups)" ""

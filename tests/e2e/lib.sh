@@ -135,6 +135,9 @@ front_pid() { # the daemon's front: its child running as uid_range.first
 }
 range_procs() { ps -eo uid= | awk -v f="$UID_FIRST" '$1>f && $1<f+4096' | wc -l; }
 run_cgroups() { ls /sys/fs/cgroup/pids/sharness-"$UID_FIRST" 2>/dev/null | grep -c '^run-'; }
+# The daemon's own parent cgroups, in every hierarchy (the memory one may sit
+# below the caller's cgroup): one line each.
+parent_cgroups() { find /sys/fs/cgroup -maxdepth 5 -type d -name "sharness-$UID_FIRST" 2>/dev/null; }
 settled() { # "PROCS CGROUPS" once they equal the warm counts (or after 3 s)
 	local want
 	want=$(warm_count)

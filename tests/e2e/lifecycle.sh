@@ -43,7 +43,7 @@ wait "$curl_pid"
 check_eq "SIGTERM: the running request gets 503" "$(cat "$T/long.status")/$(jq -r .error.code "$T/long.body")" 503/at_capacity
 check_eq "SIGTERM: no process of the run left" "$(ps -eo uid= | awk -v f=$UID_FIRST '$1>=f && $1<f+4096' | wc -l)" 0
 check_eq "SIGTERM: no run cgroup left" "$(find /sys/fs/cgroup/*/sharness-$UID_FIRST /sys/fs/cgroup/*/*/*/sharness-$UID_FIRST -mindepth 1 -type d 2>/dev/null | wc -l)" 0
-check_eq "SIGTERM: the parent cgroups it made are removed" "$(find /sys/fs/cgroup -maxdepth 5 -type d -name "sharness-$UID_FIRST" 2>/dev/null | wc -l)" 0
+check_eq "SIGTERM: the parent cgroups it made are removed" "$(parent_cgroups | wc -l)" 0
 check_eq "SIGTERM: no sandbox mount left" "$(grep -c "$T/state/root" /proc/mounts)" 0
 check "SIGTERM: logged" grep -q 'shutting down: stopping 1 run(s) and 4 waiting sandbox(es)' "$T/daemon.log"
 
