@@ -19,6 +19,9 @@
 #                                         $(PREFIX)/lib/systemd/system: systemd 252 searches
 #                                         /usr/local/lib/systemd/system and /usr/lib/... itself;
 #                                         for another PREFIX pass SYSTEMDUNITDIR=/etc/systemd/system
+#   $(SYSTEMDUSERUNITDIR)/sharness-relay.service
+#                                         a user unit, $(PREFIX)/lib/systemd/user (the user
+#                                         manager searches both prefixes too), never enabled
 #   $(SYSCONFDIR)/sharness/sharnessd.json the configuration       (0644)
 #   $(SYSCONFDIR)/sharness/profiles/*.json                        (0644)
 #   $(SYSCONFDIR)/sharness/certs/         for sharness-mkcerts    (0700, left empty)
@@ -39,6 +42,7 @@ SBINDIR        ?= $(PREFIX)/sbin
 LIBEXECDIR     ?= $(PREFIX)/libexec
 MANDIR         ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 SYSCONFDIR     ?= /etc
 LOCALSTATEDIR  ?= /var
 WORKSPACEDIR   ?= /srv/sharness
@@ -46,8 +50,9 @@ WORKSPACEDIR   ?= /srv/sharness
 SHARNESS_ETC   := $(SYSCONFDIR)/sharness
 INSTALL        ?= install
 
-# The shipped files name /usr/local/sbin and /etc; point them at the chosen paths.
+# The shipped files name /usr/local and /etc; point them at the chosen paths.
 INSTALL_SED := -e 's|/usr/local/sbin/sharnessd|$(SBINDIR)/sharnessd|g' \
+               -e 's|/usr/local/bin/sharness-client|$(BINDIR)/sharness-client|g' \
                -e 's|/etc/sharness|$(SHARNESS_ETC)|g' \
                -e 's|/var/lib/sharness|$(LOCALSTATEDIR)/lib/sharness|g' \
                -e 's|/var/log/sharness|$(LOCALSTATEDIR)/log/sharness|g' \
@@ -75,6 +80,7 @@ install-stage:
 	@mkdir -p $(INSTALL_STAGE)
 	@sed $(INSTALL_SED) systemd/sharnessd.service >$(INSTALL_STAGE)/sharnessd.service
 	@sed $(INSTALL_SED) systemd/sharnessd.socket >$(INSTALL_STAGE)/sharnessd.socket
+	@sed $(INSTALL_SED) systemd/sharness-relay.service >$(INSTALL_STAGE)/sharness-relay.service
 	@sed $(INSTALL_SED) etc/sharnessd.json >$(INSTALL_STAGE)/sharnessd.json
 	@sed $(INSTALL_SED) man/sharnessd.8 >$(INSTALL_STAGE)/sharnessd.8
 	@sed $(INSTALL_SED) man/sharnessd.json.5 >$(INSTALL_STAGE)/sharnessd.json.5
@@ -82,7 +88,8 @@ install-stage:
 install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(BUILD)/sharness-client install-stage
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/sharness \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SHARNESS_ETC) $(DESTDIR)$(SHARNESS_ETC)/profiles \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR) \
+		$(DESTDIR)$(SHARNESS_ETC) $(DESTDIR)$(SHARNESS_ETC)/profiles \
 		$(DESTDIR)$(WORKSPACEDIR)
 	$(INSTALL) -d -m 0700 $(DESTDIR)$(SHARNESS_ETC)/certs \
 		$(DESTDIR)$(LOCALSTATEDIR)/lib/sharness $(DESTDIR)$(LOCALSTATEDIR)/log/sharness
@@ -97,6 +104,7 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(B
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.8 $(DESTDIR)$(MANDIR)/man8/sharnessd.8
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.service $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.service
 	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharnessd.socket $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.socket
+	$(INSTALL) -m 0644 $(INSTALL_STAGE)/sharness-relay.service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/sharness-relay.service
 	@$(INSTALL_CONF); \
 	install_conf $(INSTALL_STAGE)/sharnessd.json $(DESTDIR)$(SHARNESS_ETC)/sharnessd.json && \
 	for p in profiles/*.json; do \
@@ -113,7 +121,8 @@ uninstall: install-stage
 		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1 \
 		$(DESTDIR)$(MANDIR)/man5/sharnessd.json.5 \
 		$(DESTDIR)$(MANDIR)/man8/sharnessd.8 \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.service $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.socket
+		$(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.service $(DESTDIR)$(SYSTEMDUNITDIR)/sharnessd.socket \
+		$(DESTDIR)$(SYSTEMDUSERUNITDIR)/sharness-relay.service
 	@$(REMOVE_CONF); \
 	remove_conf $(INSTALL_STAGE)/sharnessd.json $(DESTDIR)$(SHARNESS_ETC)/sharnessd.json; \
 	for p in profiles/*.json; do \

@@ -58,12 +58,17 @@
 
 extern char **environ;
 
-/* Only with SHARNESS_RELAY=on: by default the client starts no process
- * (SPEC §10: the messenger never forks or execs). */
-static bool relay_off(void)
+/* SHARNESS_RELAY (relay.h): unset or empty, a client uses a relay that
+ * runs already and starts none (SPEC §10: the messenger never forks or
+ * execs); "on" also starts one; anything else, none is used or started. */
+enum relay_mode { RELAY_OFF, RELAY_USE, RELAY_START };
+
+static enum relay_mode relay_mode(void)
 {
 	const char *v = getenv("SHARNESS_RELAY");
-	return !v || strcmp(v, "on") != 0;
+	if (!v || !*v)
+		return RELAY_USE;
+	return strcmp(v, "on") == 0 ? RELAY_START : RELAY_OFF;
 }
 
 /* What a relay serves, exactly: the URL, and the three files as the
@@ -148,13 +153,14 @@ int relay_connect(const struct conf *c, int *start)
 {
 	struct sockaddr_un sa;
 	char id[RELAY_ID_MAX];
+	enum relay_mode mode = relay_mode();
 	*start = 0;
-	if (relay_off() || identity(c, id, sizeof id) < 0)
+	if (mode == RELAY_OFF || identity(c, id, sizeof id) < 0)
 		return -1;
 	if (relay_paths(id, false, &sa, NULL, 0) < 0) {
 		/* No directory yet: the first request's ticket makes it.  One that
 		 * is off, not ours or too long a path: no relay at all. */
-		*start = errno == ENOENT;
+		*start = mode == RELAY_START && errno == ENOENT;
 		return -1;
 	}
 	/* Non-blocking: a relay that is stopped with a full backlog makes a
@@ -163,7 +169,7 @@ int relay_connect(const struct conf *c, int *start)
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		*start = errno == ENOENT || errno == ECONNREFUSED;
+		*start = mode == RELAY_START && (errno == ENOENT || errno == ECONNREFUSED);
 		close(fd);
 		return -1;
 	}
@@ -650,12 +656,14 @@ static void on_stop_signal(int sig)
 	stop_signal = sig;
 }
 
+/* SHARNESS_RELAY_IDLE: seconds, 0 for never (the user unit,
+ * systemd/sharness-relay.service, which systemd keeps running). */
 static long idle_limit(void)
 {
 	const char *v = getenv("SHARNESS_RELAY_IDLE");
 	char *end;
 	long s = v ? strtol(v, &end, 10) : 0;
-	return v && *v && !*end && s >= 1 && s <= 86400 ? s : RELAY_IDLE_S;
+	return v && *v && !*end && s >= 0 && s <= 86400 ? s : RELAY_IDLE_S;
 }
 
 /* The socket file is still the one we bound (same inode): a relay whose
@@ -698,9 +706,31 @@ int relay_main(const struct conf *c)
 	/* It holds the private key in memory: no core dump, no ptrace by
 	 * other processes of the uid. */
 	(void)prctl(PR_SET_DUMPABLE, 0);
-	if (relay_off() || identity(c, r.id, sizeof r.id) < 0 || relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
-		fprintf(stderr, "sharness-client relay: no usable ticket directory (see SHARNESS_TICKETS), or SHARNESS_RELAY is not on\n");
+	/* Each refusal says what to change: run as a service, it is read in
+	 * the journal. */
+	if (relay_mode() == RELAY_OFF) {
+		fprintf(stderr, "sharness-client relay: SHARNESS_RELAY=%s turns the relay off (unset it, or set it to on)\n",
+			getenv("SHARNESS_RELAY"));
 		return 1;
+	}
+	r.ctx = tls_ctx_new(c, err, sizeof err); /* says which file it cannot read */
+	if (!r.ctx) {
+		fprintf(stderr, "sharness-client relay: %s\n", err);
+		return 1;
+	}
+	if (identity(c, r.id, sizeof r.id) < 0) {
+		fprintf(stderr, "sharness-client relay: the URL is too long to name a relay (about 800 bytes at most)\n");
+		goto out;
+	}
+	const char *tickets = getenv("SHARNESS_TICKETS");
+	if (tickets && strcmp(tickets, "off") == 0) {
+		fprintf(stderr, "sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory\n");
+		goto out;
+	}
+	if (relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
+		fprintf(stderr, "sharness-client relay: no usable ticket directory: %s (SHARNESS_TICKETS: a directory of ours, "
+				"mode 0700, whose path fits a socket address)\n", strerror(errno));
+		goto out;
 	}
 	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
@@ -710,8 +740,7 @@ int relay_main(const struct conf *c)
 			fprintf(stderr, "sharness-client relay: cannot lock %s: %s\n", lock, strerror(errno));
 		goto out;
 	}
-	r.ctx = tls_ctx_new(c, err, sizeof err);
-	if (!r.ctx || tls_ctx_load(r.ctx, c, err, sizeof err) < 0) {
+	if (tls_ctx_load(r.ctx, c, err, sizeof err) < 0) {
 		fprintf(stderr, "sharness-client relay: %s\n", err);
 		goto out;
 	}
@@ -745,7 +774,7 @@ int relay_main(const struct conf *c)
 		struct timespec second = {.tv_sec = 1};
 		int n = ppoll(&p, 1, &second, &during_poll);
 		pthread_mutex_lock(&r.mu);
-		bool quit = r.quit, done = r.active == 0 && now_s() - r.last_client >= idle;
+		bool quit = r.quit, done = idle > 0 && r.active == 0 && now_s() - r.last_client >= idle;
 		pthread_mutex_unlock(&r.mu);
 		if (quit || done || stop_signal || !still_bound(sa.sun_path, &bound))
 			break;

@@ -4,12 +4,13 @@
  * command (an agent's hook) pays neither OpenSSL's start-up nor a handshake
  * (SPEC §15.5).  Like ssh's ControlMaster.
  *
- * Only with SHARNESS_RELAY=on: by default the client starts no process and
- * connects itself (SPEC §10 says the messenger never forks or execs).  Then
- * the first client whose own request worked starts it (a double fork and
- * an exec of this same binary as `sharness-client relay`, by absolute
- * paths, from "/").  Later clients of the same identity connect to its
- * socket; it hands each one a connection it made with the same code and
+ * Who starts it: the person, as a service (systemd/sharness-relay.service,
+ * a user unit, or `sharness-client relay` by hand); or, only with
+ * SHARNESS_RELAY=on, the first client whose own request worked (a double
+ * fork and an exec of this same binary as `sharness-client relay`, by
+ * absolute paths, from "/").  By default a client starts no process (SPEC
+ * §10 says the messenger never forks or execs) but uses a relay that runs.
+ * Clients of the relay's identity connect to its socket; it hands each one a connection it made with the same code and
  * the same checks (tls.h), then copies bytes both ways until either end
  * closes.  It changes nothing that passes and executes nothing; of the
  * daemon's reply it reads only where it ends (replyend.h), so that a
@@ -28,7 +29,7 @@
  *           identity, as one that may read the ticket can (ticket.h): a
  *           tool confined away from the key (Landlock does not restrict
  *           connect() to a named socket) must be kept out of the ticket
- *           directory by uid, or run without SHARNESS_RELAY=on.  (Passing
+ *           directory by uid, or run with SHARNESS_RELAY=off.  (Passing
  *           the key's descriptor as proof would hand the key to whatever
  *           bound the socket.)
  *   ready   the relay writes "+" and the identity it serves (the URL, and
@@ -50,13 +51,16 @@
  *           mean one full handshake.
  *   threads a worker thread copies one client's bytes, then waits up to
  *           30 s for the next client: clients in a row start no thread.
- *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE) seconds after its last
- *           client; when a connection to the daemon fails or is refused
+ *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE, 0 for never) seconds
+ *           after its last client; when a connection to the daemon fails or is refused
  *           (clients then connect themselves and say why), when its socket
  *           is gone from the directory, on SIGTERM.  It then removes its
  *           socket and lock at once and finishes the clients it serves; a
  *           connection being made gives up after TLS_HANDSHAKE_TIMEOUT_S.
- *   off     unless SHARNESS_RELAY=on; and with tickets off
+ *   modes   SHARNESS_RELAY unset or empty: a client uses a running relay
+ *           and starts none; "on": it also starts one; anything else
+ *           ("off"): it neither uses nor starts one, nor does `relay` run
+ *   off     with SHARNESS_RELAY=off; and with tickets off
  *           (SHARNESS_TICKETS=off) or no usable ticket directory, and for
  *           `doctor`
  */

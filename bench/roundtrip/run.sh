@@ -8,8 +8,9 @@
 #   bash      fork+exec of bash -c true
 #   client    fork+exec of `sharness-client run -- /usr/bin/true`, a new
 #             process each time as an agent's hook starts it, with
-#             SHARNESS_RELAY=on: through the relay the first one started
-#             (client/relay.h), its socket and the tickets in a directory on
+#             SHARNESS_RELAY unset: through the relay started beforehand as
+#             the user unit sharness-relay.service runs it (client/relay.h,
+#             SHARNESS_RELAY_IDLE=0), its socket and the tickets in a directory on
 #             tmpfs, where the client keeps them by default
 #             ($XDG_RUNTIME_DIR, else /dev/shm)
 #   client-norelay  the same with SHARNESS_RELAY=off: its TLS set up from
@@ -39,9 +40,14 @@ RT=$(realpath -m "${BUILD:-build}/bench/roundtrip")
 e2e_start "${ROUNDTRIP_CONFIG:-{\"prewarm\": 2\}}" >/dev/null
 SHARNESS_TICKETS=$(mktemp -d "${XDG_RUNTIME_DIR:-/dev/shm}/sharness-bench.XXXXXX") || exit 1
 export SHARNESS_TICKETS
-export SHARNESS_RELAY=on # opt-in (client/relay.h); lib.sh turns it off
+# The relay as the user unit runs it (systemd/sharness-relay.service), and
+# the clients with SHARNESS_RELAY unset, as a hook's are (lib.sh sets off).
+unset SHARNESS_RELAY
 stop_relay() { pkill -TERM -f -- "--ca $T/certs/ca.pem relay\$"; }
 trap 'stop_relay; rm -rf "$SHARNESS_TICKETS"; e2e_cleanup' EXIT
+SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" --ca "$SHARNESS_CA" \
+	relay </dev/null >/dev/null 2>&1 &
+for _ in $(seq 1 100); do compgen -G "$SHARNESS_TICKETS/*.relay" >/dev/null && break; sleep 0.05; done
 command -v bwrap >/dev/null || { echo "bench-roundtrip: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 1; }
 
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }

@@ -29,6 +29,7 @@ done <<'EOF'
 644 /usr/local/share/man/man8/sharnessd.8
 644 /usr/local/lib/systemd/system/sharnessd.service
 644 /usr/local/lib/systemd/system/sharnessd.socket
+644 /usr/local/lib/systemd/user/sharness-relay.service
 644 /etc/sharness/sharnessd.json
 644 /etc/sharness/profiles/analyse.json
 644 /etc/sharness/profiles/build.json
@@ -45,6 +46,8 @@ check "the installed file actor is the built one" cmp "$ROOT/${BUILD:-build}/sha
 check "the unit names the installed daemon and config" \
 	grep -qx 'ExecStart=/usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json' \
 	"$D/usr/local/lib/systemd/system/sharnessd.service"
+check "the user unit names the installed client" \
+	grep -qx 'ExecStart=/usr/local/bin/sharness-client relay' "$D/usr/local/lib/systemd/user/sharness-relay.service"
 check "no file names DESTDIR" bash -c "! grep -rlF '$D' '$D'"
 check_eq "installed sharnessd --version" "$("$D/usr/local/sbin/sharnessd" --version)" \
 	"$("$ROOT/${BUILD:-build}/sharnessd" --version)"
@@ -71,6 +74,8 @@ check "the relocated sharnessd finds its front in PREFIX/libexec/sharness (--fil
 check "the unit follows PREFIX and SYSCONFDIR" \
 	grep -qx "ExecStart=$R/usr/sbin/sharnessd --config $R/etc/sharness/sharnessd.json" \
 	"$R/usr/lib/systemd/system/sharnessd.service"
+check "the user unit follows PREFIX" \
+	grep -qx "ExecStart=$R/usr/bin/sharness-client relay" "$R/usr/lib/systemd/user/sharness-relay.service"
 check_eq "the config follows LOCALSTATEDIR and WORKSPACEDIR" \
 	"$(jq -r '[.state_dir, .audit_log, .workspaces[0]] | join(" ")' "$R/etc/sharness/sharnessd.json")" \
 	"$R/var/lib/sharness $R/var/log/sharness/audit.log $R/srv/ws"

@@ -5,9 +5,9 @@
 #                                      SHARNESS_URL SHARNESS_CA SHARNESS_CERT SHARNESS_KEY (app),
 #                                      SHARNESS_TICKETS=$T/tickets (the client's session
 #                                      tickets stay inside the test's own directory),
-#                                      SHARNESS_RELAY=off (each client connects itself, the
-#                                      default;
-#                                      relay.sh tests the relay, client/relay.h)
+#                                      SHARNESS_RELAY=off (each client connects itself, even
+#                                      where a relay runs; relay.sh tests the relay,
+#                                      client/relay.h)
 #   api METHOD PATH [BODY] [ROLE]      curl with ROLE's certificate (default app);
 #                                      sets $STATUS and $BODY
 #   run_cmd CMD [PROFILE]              POST /v0/run {"cmd":CMD}; sets $STATUS $BODY

@@ -8,7 +8,9 @@
 # the relay ends when idle, when its socket is removed, and when the
 # daemon goes away (clients then connect themselves); without
 # SHARNESS_RELAY=on (the default) the client starts no process; =off
-# and SHARNESS_TICKETS=off start none.
+# and SHARNESS_TICKETS=off start none.  A relay the person started (by hand
+# or as the user unit does, SHARNESS_RELAY_IDLE=0) serves clients that have
+# SHARNESS_RELAY unset, and =off ignores it; its refusals say what to change.
 . "$(dirname "$0")/lib.sh"
 e2e_start
 cd "$WS" || exit 1
@@ -203,3 +205,48 @@ sleep 0.5
 check_eq "a client the daemon refused starts no relay" "$RC $(pgrep -fc -- "--key $T/stranger.key")" "125 0"
 client_run doctor
 check_eq "doctor starts none (its request is a full handshake)" "$(relay_pids | wc -l)" 0
+
+# --- a relay the person started (systemd/sharness-relay.service's way) ---------
+# Unset, SHARNESS_RELAY still starts nothing, but a client uses a relay that
+# runs: the person started it, the client forked nothing (SPEC §10).
+export -n SHARNESS_RELAY
+unset SHARNESS_RELAY
+SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
+	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay.out" 2>&1 &
+RP=$!
+check "sharness-client relay started by hand, SHARNESS_RELAY unset: it serves" wait_for 5 has_sock
+S=$(sock)
+n0=$(runs)
+strace -f -qq -e trace=execve,execveat,clone,clone3,fork,vfork,connect -o "$T/st" "$CLIENT" run -- echo by hand >"$T/o" 2>&1
+check_eq "a client with SHARNESS_RELAY unset goes through it: the reply, one run" "$?/$(cat "$T/o")/$(($(runs) - n0))" "0/by hand/1"
+check "... connecting to its socket and to no TCP address" \
+	bash -c "grep -q 'connect(.*sun_path=\"$S\"' '$T/st' && ! grep -q 'connect(.*AF_INET' '$T/st'"
+check_eq "... with one execve and no new process" \
+	"$(grep -c execve "$T/st") $(grep -E 'clone|fork' "$T/st" | grep -vc CLONE_THREAD)" "1 0"
+# A network namespace of its own leaves the client no way to the daemon but
+# the relay's socket (a path, not an address).
+unshare -n "$CLIENT" run -- echo no network >"$T/o" 2>&1
+check_eq "a client without a network of its own still gets its run, through the relay" "$?/$(cat "$T/o")" "0/no network"
+SHARNESS_RELAY=off unshare -n "$CLIENT" run -- echo no network >"$T/o" 2>&1
+check_eq "SHARNESS_RELAY=off: the client ignores the relay (without a network it cannot reach the daemon)" \
+	"$?/$(grep -c 'cannot reach sharnessd' "$T/o")" "125/1"
+sleep 3
+check_eq "SHARNESS_RELAY_IDLE=0: still serving after 3 s without clients" "$(relay_pids | wc -l)/$(sock)" "1/$S"
+SHARNESS_RELAY_IDLE=0 "$CLIENT" relay </dev/null >"$T/o" 2>&1
+check_eq "a second relay for the same identity ends at once, status 0 (the unit does not restart it)" "$?/$(cat "$T/o")" "0/"
+stop_relays
+check "SIGTERM ends it and removes its socket" bash -c "! pgrep -f -- '--ca $T/certs/ca.pem relay\$' >/dev/null && test ! -e '$S'"
+wait "$RP"
+check_eq "... status 0, nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"
+
+# Its refusals say what to change (read in the journal under systemd), status 1.
+SHARNESS_RELAY=off "$CLIENT" relay >"$T/o" 2>&1
+check_eq "relay with SHARNESS_RELAY=off: status 1, says how to turn it on" "$?/$(cat "$T/o")" \
+	"1/sharness-client relay: SHARNESS_RELAY=off turns the relay off (unset it, or set it to on)"
+SHARNESS_KEY=$T/none.key "$CLIENT" relay >"$T/o" 2>&1
+check_eq "relay without its key: status 1, names the file and the setting" "$?/$(cat "$T/o")" \
+	"1/sharness-client relay: cannot read the client key $T/none.key: No such file or directory (set --key or SHARNESS_KEY)"
+SHARNESS_TICKETS=off "$CLIENT" relay >"$T/o" 2>&1
+check_eq "relay with SHARNESS_TICKETS=off: status 1, says why" "$?/$(cat "$T/o")" \
+	"1/sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory"
+check_eq "none of them left a relay or a socket" "$(relay_pids | wc -l)/$(ls "$TK" | grep -c '\.relay$')" "0/0"

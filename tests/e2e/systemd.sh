@@ -40,6 +40,22 @@ out=$(MANPATH=$R/usr/share/man systemd-analyze verify "$U/sharnessd-typo.service
 check_eq "systemd-analyze verify reports a misspelt key" \
 	"$(grep -c "Unknown key 'Delgate'" <<<"$out")" 1
 rm -f "$U/sharnessd-typo.service"
+# The client's relay as a user unit (systemd/sharness-relay.service): verified
+# by a user manager's rules (%E, default.target), which need a runtime directory.
+UU=$R/usr/lib/systemd/user
+mkdir -m 0700 "$T/run"
+out=$(XDG_RUNTIME_DIR=$T/run MANPATH=$R/usr/share/man systemd-analyze --user verify "$UU/sharness-relay.service" 2>&1)
+check_eq "systemd-analyze --user verify sharness-relay.service: exit status and no warning" "$?/$out" "0/"
+sed 's/^Restart=/Restrt=/' "$UU/sharness-relay.service" >"$UU/relay-typo.service"
+out=$(XDG_RUNTIME_DIR=$T/run MANPATH=$R/usr/share/man systemd-analyze --user verify "$UU/relay-typo.service" 2>&1)
+check_eq "... which reports a misspelt key there too" "$(grep -c "Unknown key 'Restrt'" <<<"$out")" 1
+rm -f "$UU/relay-typo.service"
+relay_directive() { sed -n "s/^$1=//p" "$UU/sharness-relay.service" | tail -1; }
+check_eq "the relay unit runs the installed client's relay" "$(relay_directive ExecStart)" "$R/usr/bin/sharness-client relay"
+check_eq "... never idle (SHARNESS_RELAY_IDLE=0), a relay.env of the user's may say otherwise" \
+	"$(relay_directive Environment) $(relay_directive EnvironmentFile)" "SHARNESS_RELAY_IDLE=0 -%E/sharness/relay.env"
+check_eq "... started again when the daemon went away (status 1), not when another relay serves (0)" \
+	"$(relay_directive Restart)" on-failure
 
 # ---- the offline security score ----------------------------------------------
 D=$T/dest

@@ -11,6 +11,11 @@
 #   upgrade   to <v>+next (the same package with a higher Version, made here
 #             with dpkg-deb): a changed conffile, the certificates and the
 #             audit log are kept, the service restarts
+#   relay     the user unit sharness-relay.service under vmlab's systemd --user:
+#             disabled as shipped; started, it serves a client of the user
+#             that has no flags and no SHARNESS_RELAY (strace: no TCP, no
+#             process); stopped, its socket is gone; after the upgrade's
+#             restart of the daemon the user's client works and it serves
 #   purge     apt-get purge: config, certificates, state, logs and units gone
 # The .deb comes from the host (make deb, same distribution); with VM_BUILD=1
 # or without one, `make deb` builds it here.
@@ -120,6 +125,46 @@ client_id() {
 		SHARNESS_CERT=/etc/sharness/certs/app.pem SHARNESS_KEY=/etc/sharness/certs/app.key \
 		timeout 60 /usr/bin/sharness-client run -- id 2>&1)
 }
+# The client's relay as a user unit (systemd/sharness-relay.service), run by
+# the guest's user vmlab under its own systemd --user (lingering, as a login
+# would start it), with its certificate where a client looks by default.
+vuid=$(id -u vmlab)
+as_vmlab() { (cd /srv/sharness && runuser -u vmlab -- env -i PATH=/usr/bin:/bin HOME=/home/vmlab XDG_RUNTIME_DIR="/run/user/$vuid" "$@"); }
+relay_socks() { ls "/run/user/$vuid/sharness/"*.relay 2>/dev/null; }
+relay_unit_checks() {
+	local hv=/home/vmlab/.config/sharness s
+	# A user's systemd starts through PAM's pam_systemd, which a desktop has
+	# and this minimal image does not (a recommended package).
+	if ! dpkg -s libpam-systemd >/dev/null 2>&1 &&
+		! { apt_get update && apt_get install --no-install-recommends libpam-systemd; }; then
+		not_ok "apt-get install libpam-systemd (for systemd --user)" "$(tail -5 "$T/apt.log")"
+		return
+	fi
+	install -d -o vmlab -g vmlab -m 0700 /home/vmlab/.config "$hv"
+	install -o vmlab -g vmlab -m 0600 /etc/sharness/certs/app.pem "$hv/client.pem"
+	install -o vmlab -g vmlab -m 0600 /etc/sharness/certs/app.key "$hv/client.key"
+	install -o vmlab -g vmlab -m 0644 /etc/sharness/certs/ca.pem "$hv/ca.pem"
+	loginctl enable-linger vmlab
+	for _ in $(seq 1 300); do [ -S "/run/user/$vuid/systemd/private" ] && break; sleep 0.2; done
+	check_eq "sharness-relay.service is shipped as a user unit and enabled for nobody" \
+		"$(as_vmlab systemctl --user is-enabled sharness-relay 2>&1)" disabled
+	as_vmlab systemctl --user start sharness-relay
+	for _ in $(seq 1 150); do [ -n "$(relay_socks)" ] && break; sleep 0.2; done
+	check_eq "systemctl --user start sharness-relay: active" "$(as_vmlab systemctl --user is-active sharness-relay)" active
+	s=$(relay_socks)
+	check_eq "its socket is in \$XDG_RUNTIME_DIR/sharness, 0600, the user's" "$(stat -c '%a %U' "$s" 2>&1)" "600 vmlab"
+	as_vmlab strace -f -qq -e trace=connect,execve,clone,clone3,fork,vfork -o /tmp/relay.st \
+		/usr/bin/sharness-client run -- id -u >"$T/relay.out" 2>&1
+	check_match "a client of the user, no flags, no SHARNESS_RELAY: its run (exit $?)" "$(cat "$T/relay.out")" '^19[0-9]{8}$'
+	check "... through the relay's socket, with no TCP connection and no process of its own" \
+		bash -c "grep -q 'connect(.*sun_path=\"$s\"' /tmp/relay.st && ! grep -q 'connect(.*AF_INET' /tmp/relay.st &&
+		         test \"\$(grep -E 'clone|fork' /tmp/relay.st | grep -vc CLONE_THREAD)\" = 0"
+	as_vmlab systemctl --user stop sharness-relay
+	check_eq "systemctl --user stop: inactive, its socket removed" \
+		"$(as_vmlab systemctl --user is-active sharness-relay)/$(relay_socks)" "inactive/"
+	as_vmlab systemctl --user start sharness-relay
+}
+
 if [ "$systemd" = 1 ]; then
 	check_eq "sharnessd.service is enabled" "$(systemctl is-enabled sharnessd 2>&1)" enabled
 	check_eq "sharnessd.socket is not enabled (the service listens itself)" "$(systemctl is-enabled sharnessd.socket 2>&1)" disabled
@@ -134,6 +179,7 @@ if [ "$systemd" = 1 ]; then
 	check_eq "sharness-client run -- id (root, app certificate): exit 0" "$rc" 0
 	check_match "sharness-client run -- id: an ephemeral uid of the range" "$out" 'uid=19[0-9]{8}'
 	check "the run has an audit line" test -s /var/log/sharness/audit.log
+	relay_unit_checks
 else
 	not_ok "systemd is running (the service and client checks need it)"
 fi
@@ -162,6 +208,20 @@ if [ "$systemd" = 1 ]; then
 	check_match "sharness-client run -- id after the upgrade (exit $rc)" "$out" 'uid=19[0-9]{8}'
 	check "the audit log is kept across the upgrade ($audit_lines lines before)" \
 		test "$(wc -l </var/log/sharness/audit.log)" -gt "$audit_lines"
+	# The relay's connections were the old daemon's: a client gets its run
+	# (through a relay again, or its own connection), and the unit is active.
+	out=$(as_vmlab /usr/bin/sharness-client run -- id -u 2>&1); rc=$?
+	check_match "the user's client after the daemon's restart (exit $rc)" "$out" '^19[0-9]{8}$'
+	# A relay that lost the daemon ends with status 1; systemd starts it
+	# again 10 s later, maybe twice while the daemon restarts.
+	for _ in $(seq 1 200); do
+		[ -n "$(relay_socks)" ] && [ "$(as_vmlab systemctl --user is-active sharness-relay)" = active ] && break
+		sleep 0.2
+	done
+	check_eq "... and the relay unit is active, serving" \
+		"$(as_vmlab systemctl --user is-active sharness-relay)/$(relay_socks | wc -l)" "active/1"
+	as_vmlab systemctl --user stop sharness-relay
+	loginctl disable-linger vmlab
 fi
 
 # ---- purge ---------------------------------------------------------------------
@@ -170,6 +230,7 @@ else not_ok "apt-get purge sharness" "$(tail -20 "$T/apt.log")"; fi
 check "dpkg no longer knows sharness" bash -c '! dpkg -s sharness >/dev/null 2>&1'
 for p in /etc/sharness /var/lib/sharness /var/log/sharness /srv/sharness /usr/sbin/sharnessd /usr/libexec/sharness \
 	/usr/bin/sharness-client /usr/bin/sharness-mkcerts /usr/lib/systemd/system/sharnessd.service \
+	/usr/lib/systemd/user/sharness-relay.service \
 	/usr/share/man/man8/sharnessd.8.gz; do
 	check "purge removed $p" test ! -e "$p"
 done
