@@ -32,6 +32,7 @@
 #include <openssl/x509.h>
 
 #include "api.h"
+#include "relay.h"
 #include "tls.h"
 
 #define EXPIRY_WARN_DAYS 30
@@ -220,6 +221,30 @@ static void check_daemon(struct doctor *d, const struct conf *c)
 	     (long long)json_integer_value(json_object_get(ll, "abi")), cg ? cg : "?",
 	     profiles[0] ? profiles : "none");
 	json_decref(r);
+}
+
+/* ---- the relay ---------------------------------------------------------- */
+
+/* A note either way: without a relay every fresh client (each hook call)
+ * sets up its own TLS, slower but as safe.  Asking costs the relay one
+ * ready connection (the client closes it unused). */
+static void check_relay(struct doctor *d, const struct conf *c)
+{
+	const char *v = getenv("SHARNESS_RELAY");
+	int start;
+	if (v && *v && strcmp(v, "on") != 0) {
+		pass(d, "relay: off (SHARNESS_RELAY=%s): each fresh client sets up its own TLS", v);
+		return;
+	}
+	int fd = relay_connect(c, &start);
+	if (fd >= 0) {
+		close(fd);
+		pass(d, "relay: one serves this identity: fresh clients set up no TLS of their own");
+		return;
+	}
+	pass(d,
+	     "relay: none serves this identity: each fresh client (each hook call) sets up its own TLS; "
+	     "'systemctl --user enable --now sharness-relay' keeps one (docs/client.md)");
 }
 
 /* ---- hooks -------------------------------------------------------------- */
@@ -434,6 +459,7 @@ int doctor_run(const struct conf *c)
 	pass(&d, "URL %s", c->url);
 	check_certs(&d, c);
 	check_daemon(&d, c);
+	check_relay(&d, c);
 	for (size_t i = 0; i < sizeof(agents) / sizeof(agents[0]); i++)
 		check_agent(&d, &agents[i]);
 	return d.failed;

@@ -152,7 +152,21 @@ check_match "client doctor: reachability over mTLS with the policy hash" "$OUT" 
 check_match "client doctor: the certificate's role" "$OUT" "✔ certificate $T/certs/app.pem: role app, valid until"
 check_match "client doctor: Claude Code hook installed" "$OUT" "✔ Claude Code hook installed"
 check_match "client doctor: Gemini not installed is a note" "$OUT" "✔ Gemini CLI hook: not installed \(see docs/agents.md\)"
+check_match "client doctor: SHARNESS_RELAY=off (lib.sh) is a note" "$OUT" \
+	"✔ relay: off \(SHARNESS_RELAY=off\): each fresh client sets up its own TLS"
 check_eq "client doctor: only ✔ lines" "$(printf '%s' "$OUT" | grep -vc '^✔')" 0
+# The relay: none, then one started as the user unit runs it.
+SHARNESS_RELAY= client_run doctor
+check_eq "client doctor, no relay: a note that names the unit, exit 0" "$RC/$(grep '^✔ relay' <<<"$OUT")" \
+	"0/✔ relay: none serves this identity: each fresh client (each hook call) sets up its own TLS; 'systemctl --user enable --now sharness-relay' keeps one (docs/client.md)"
+SHARNESS_RELAY= SHARNESS_RELAY_IDLE=0 "$CLIENT" relay </dev/null >/dev/null 2>&1 &
+relay_pid=$!
+for _ in $(seq 1 100); do compgen -G "$SHARNESS_TICKETS/*.relay" >/dev/null && break; sleep 0.05; done
+SHARNESS_RELAY= client_run doctor
+check_eq "client doctor, a relay running: says it serves, exit 0" "$RC/$(grep '^✔ relay' <<<"$OUT")" \
+	"0/✔ relay: one serves this identity: fresh clients set up no TLS of their own"
+kill -TERM "$relay_pid"
+wait "$relay_pid"
 
 jq -n '{hooks: {BeforeTool: [{matcher: "run_shell_command", hooks: [{type: "command", command: "/nonexistent/sharness-client hook gemini"}]}]}}' \
 	>"$HOME/.gemini/settings.json"
