@@ -776,6 +776,13 @@ int relay_main(const struct conf *c)
 		pthread_mutex_lock(&r.mu);
 		bool quit = r.quit, done = idle > 0 && r.active == 0 && now_s() - r.last_client >= idle;
 		pthread_mutex_unlock(&r.mu);
+		/* A file replaced or rewritten (a renewed certificate): clients now
+		 * state another identity and pass this relay by.  Status 1, so that
+		 * the user unit starts a relay for the new files. */
+		if (!quit && (identity(c, again, sizeof again) < 0 || strcmp(r.id, again) != 0)) {
+			quit_with(&r, "a certificate, key or CA file changed: a relay for the new files is needed");
+			break;
+		}
 		if (quit || done || stop_signal || !still_bound(sa.sun_path, &bound))
 			break;
 		if (n > 0)

@@ -53,8 +53,9 @@
  *           30 s for the next client: clients in a row start no thread.
  *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE, 0 for never) seconds
  *           after its last client; when a connection to the daemon fails or is refused
- *           (clients then connect themselves and say why), when its socket
- *           is gone from the directory, on SIGTERM.  It then removes its
+ *           (clients then connect themselves and say why), when one of its
+ *           files changes (checked each second), when its socket is gone
+ *           from the directory, on SIGTERM.  It then removes its
  *           socket and lock at once and finishes the clients it serves; a
  *           connection being made gives up after TLS_HANDSHAKE_TIMEOUT_S.
  *   modes   SHARNESS_RELAY unset or empty: a client uses a running relay

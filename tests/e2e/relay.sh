@@ -239,6 +239,18 @@ check "SIGTERM ends it and removes its socket" bash -c "! pgrep -f -- '--ca $T/c
 wait "$RP"
 check_eq "... status 0, nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"
 
+# A renewed certificate (here: the same bytes, a new modification time) is
+# another identity: the relay ends with status 1, for the unit to start one
+# for the new files.
+SHARNESS_RELAY_IDLE=0 "$CLIENT" relay </dev/null >"$T/relay.out" 2>&1 &
+RP=$!
+wait_for 5 has_sock
+touch "$SHARNESS_CERT"
+check "a relay whose certificate file changed ends" wait_for 5 bash -c "! kill -0 $RP 2>/dev/null"
+wait "$RP"
+check_eq "... status 1, saying why, its socket removed" "$?/$(cat "$T/relay.out")/$(sock)" \
+	"1/sharness-client relay: a certificate, key or CA file changed: a relay for the new files is needed/"
+
 # Its refusals say what to change (read in the journal under systemd), status 1.
 SHARNESS_RELAY=off "$CLIENT" relay >"$T/o" 2>&1
 check_eq "relay with SHARNESS_RELAY=off: status 1, says how to turn it on" "$?/$(cat "$T/o")" \
