@@ -75,7 +75,8 @@ static enum relay_mode relay_mode(void)
  * kernel sees them (device, inode, size, modification and change times),
  * so a file rewritten or replaced is another identity.  Only stat(): on a
  * client's way to a relay no file is read and OpenSSL is not started (its
- * first digest alone costs a millisecond, docs/bench.md). */
+ * first digest alone costs a millisecond, docs/bench.md).  -1 with errno
+ * ENAMETOOLONG when it does not fit in N, or stat's when a file is gone. */
 static int identity(const struct conf *c, char *out, size_t n)
 {
 	const char *files[3] = {c->ca, c->cert, c->key};
@@ -83,12 +84,15 @@ static int identity(const struct conf *c, char *out, size_t n)
 	for (int i = 0; i < 3 && w > 0 && (size_t)w < n; i++) {
 		struct stat st;
 		if (stat(files[i], &st) < 0)
-			return -1;
+			return -1; /* errno: the file went away since it was read */
 		w += snprintf(out + w, n - (size_t)w, " %llx:%llx:%lld:%lld.%09ld:%lld.%09ld", (unsigned long long)st.st_dev,
 			      (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 			      st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 	}
-	return w > 0 && (size_t)w < n ? 0 : -1;
+	if (w > 0 && (size_t)w < n)
+		return 0;
+	errno = ENAMETOOLONG;
+	return -1;
 }
 
 /* "DIR/NAME.relay" (and "DIR/NAME.lock" in `lock`, may be NULL), NAME two
@@ -719,7 +723,12 @@ int relay_main(const struct conf *c)
 		return 1;
 	}
 	if (identity(c, r.id, sizeof r.id) < 0) {
-		fprintf(stderr, "sharness-client relay: the URL is too long to name a relay (about 800 bytes at most)\n");
+		if (errno == ENAMETOOLONG)
+			fprintf(stderr, "sharness-client relay: the URL is too long to name a relay (about 800 bytes at "
+					"most): use a shorter path in it\n");
+		else
+			fprintf(stderr, "sharness-client relay: a certificate, key or CA file went away as it started (%s): "
+					"start it again once the files are in place\n", strerror(errno));
 		goto out;
 	}
 	const char *tickets = getenv("SHARNESS_TICKETS");

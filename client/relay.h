@@ -10,8 +10,9 @@
  * fork and an exec of this same binary as `sharness-client relay`, by
  * absolute paths, from "/").  By default a client starts no process (SPEC
  * §10 says the messenger never forks or execs) but uses a relay that runs.
- * Clients of the relay's identity connect to its socket; it hands each one a connection it made with the same code and
- * the same checks (tls.h), then copies bytes both ways until either end
+ * Clients of the relay's identity connect to its socket; it hands each
+ * one a connection it made with the same code and the same checks
+ * (tls.h), then copies bytes both ways until either end
  * closes.  It changes nothing that passes and executes nothing; of the
  * daemon's reply it reads only where it ends (replyend.h), so that a
  * connection whose reply was whole, kept open by the daemon, and followed

@@ -261,4 +261,7 @@ check_eq "relay without its key: status 1, names the file and the setting" "$?/$
 SHARNESS_TICKETS=off "$CLIENT" relay >"$T/o" 2>&1
 check_eq "relay with SHARNESS_TICKETS=off: status 1, says why" "$?/$(cat "$T/o")" \
 	"1/sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory"
+SHARNESS_URL="$SHARNESS_URL/$(printf 'p%.0s' $(seq 900))" "$CLIENT" relay >"$T/o" 2>&1
+check_eq "relay for a URL too long to name one: status 1, says what to shorten" "$?/$(cat "$T/o")" \
+	"1/sharness-client relay: the URL is too long to name a relay (about 800 bytes at most): use a shorter path in it"
 check_eq "none of them left a relay or a socket" "$(relay_pids | wc -l)/$(ls "$TK" | grep -c '\.relay$')" "0/0"
