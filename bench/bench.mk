@@ -5,6 +5,9 @@
 #                       JSON, minified JS, base64, prose), each against 2 GB/s
 #   make bench-filter-avx2  the same as a CPU without AVX-512 runs it (Vectorscan's
 #                       AVX2 build, ours with SHARNESS_FILTER_AVX512=off)
+#   make bench-filter-debian13  both as Debian 13 runs them: the same binary with
+#                       Debian 13's Vectorscan (5.4.11; Debian 12 has 5.4.9) and C library,
+#                       fetched from its packages into build/bench/debian13 (DEBIAN13_MIRROR)
 #   make bench-build    this repository's build inside the test profile vs outside
 #   make bench-throughput  32 clients' runs/s vs two parallel bare bwrap loops (SPEC §15.5),
 #                       alternated THROUGHPUT_PAIRS times (3), the median ratio; and
@@ -12,7 +15,7 @@
 #   make bench-throughput-vm  that inside Debian 12 booted under systemd, with its
 #                       pure cgroup v2 and again with the hybrid layout (LAYOUTS="v2 hybrid")
 
-.PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-build bench-throughput bench-throughput-vm
+.PHONY: bench bench-filter bench-filter-classes bench-filter-avx2 bench-filter-debian13 bench-build bench-throughput bench-throughput-vm
 
 bench: bench-filter bench-filter-classes bench-build bench-roundtrip bench-throughput
 
@@ -44,6 +47,9 @@ $(BUILD)/bench/avx2_shim.so: bench/filter/avx2_shim.c
 bench-filter-avx2: $(BUILD)/bench/filter_bench $(BUILD)/bench/avx2_shim.so
 	@echo "as a CPU without AVX-512 runs it: Vectorscan's AVX2 build (bench/filter/avx2_shim.c), SHARNESS_FILTER_AVX512=off"
 	@BUILD=$(BUILD) FILTER_PRELOAD=$(abspath $(BUILD)/bench/avx2_shim.so) SHARNESS_FILTER_AVX512=off bench/filter/classes.sh
+
+bench-filter-debian13: $(BUILD)/bench/filter_bench $(BUILD)/bench/avx2_shim.so
+	@BUILD=$(BUILD) bench/filter/debian13.sh
 
 $(BUILD)/bench/loadclient: bench/throughput/loadclient.c
 	@mkdir -p $(dir $@)

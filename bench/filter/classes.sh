@@ -12,7 +12,15 @@ B=${BUILD:-build}/bench
 MB=${BENCH_CLASS_MB:-40}
 FILTER=$B/filter_bench
 # FILTER_PRELOAD: a library for the filter's runs only (make bench-filter-avx2).
-filter() { LD_PRELOAD=${FILTER_PRELOAD:-} "$FILTER" "$@"; }
+# FILTER_LIBS: a directory of other shared libraries, its loader among them,
+# that the filter runs with instead of the system's (make bench-filter-debian13).
+filter() {
+	if [ -n "${FILTER_LIBS:-}" ]; then
+		LD_PRELOAD=${FILTER_PRELOAD:-} "$FILTER_LIBS/ld-linux-x86-64.so.2" --library-path "$FILTER_LIBS" "$FILTER" "$@"
+	else
+		LD_PRELOAD=${FILTER_PRELOAD:-} "$FILTER" "$@"
+	fi
+}
 mkdir -p "$B/classes"
 [ -f "$B/secrets.txt" ] || python3 bench/filter/mklog.py "$B/in.log" "$B/creds.txt" "$B/secrets.txt" 8
 echo "building ${MB} MB per class in $B/classes ..."
