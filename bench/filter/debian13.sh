@@ -24,7 +24,8 @@ if [ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ]; then
 	exit 1
 fi
 LIB=$D/root/usr/lib/x86_64-linux-gnu
-if [ ! -x "$LIB/ld-linux-x86-64.so.2" ] || [ ! -e "$LIB/libhs.so.5" ]; then
+if [ ! -x "$LIB/ld-linux-x86-64.so.2" ] || [ ! -e "$LIB/libhs.so.5" ] ||
+	! compgen -G "$D/debs/libvectorscan5_*.deb" >/dev/null || ! compgen -G "$D/debs/libc6_*.deb" >/dev/null; then
 	echo "fetching Debian 13's $PACKAGES from $MIRROR into $D ..."
 	rm -rf "$D"
 	mkdir -p "$D/apt/sources.list.d" "$D/apt/lists/partial" "$D/apt/cache/archives/partial" "$D/debs" "$D/root"
