@@ -448,7 +448,11 @@ static bool copy_both_ways(int cfd, struct tls_conn *t)
 	bool sent_after = false;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = cfd, .events = POLLIN}, {.fd = t->fd, .events = POLLIN}};
-		if (!SSL_has_pending(t->ssl) && poll(p, 2, -1) < 0) {
+		/* Poll unless OpenSSL holds decrypted bytes.  Not SSL_has_pending:
+		 * that is also true for part of a record, which only more bytes
+		 * from the socket complete, so skipping poll then spun on a CPU
+		 * until the daemon sent the rest. */
+		if (SSL_pending(t->ssl) == 0 && poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return false;

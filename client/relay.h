@@ -56,9 +56,11 @@
  *           after its last client; when a connection to the daemon fails or is refused
  *           (clients then connect themselves and say why), when one of its
  *           files changes (checked each second), when its socket is gone
- *           from the directory, on SIGTERM.  It then removes its
- *           socket and lock at once and finishes the clients it serves; a
- *           connection being made gives up after TLS_HANDSHAKE_TIMEOUT_S.
+ *           from the directory, on SIGTERM, SIGINT or SIGHUP.  It then
+ *           removes its socket at once (the lock file stays: unlinking
+ *           one another relay may be taking is a race) and finishes the
+ *           clients it serves; a connection being made gives up after
+ *           TLS_HANDSHAKE_TIMEOUT_S.
  *   modes   SHARNESS_RELAY unset or empty: a client uses a running relay
  *           and starts none; "on": it also starts one; anything else
  *           ("off"): it neither uses nor starts one, nor does `relay` run

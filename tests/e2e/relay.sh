@@ -11,6 +11,7 @@
 # and SHARNESS_TICKETS=off start none.  A relay the person started (by hand
 # or as the user unit does, SHARNESS_RELAY_IDLE=0) serves clients that have
 # SHARNESS_RELAY unset, and =off ignores it; its refusals say what to change.
+# A reply record that arrives in halves is waited for, not spun on.
 . "$(dirname "$0")/lib.sh"
 e2e_start
 cd "$WS" || exit 1
@@ -239,6 +240,17 @@ check "SIGTERM ends it and removes its socket" bash -c "! pgrep -f -- '--ca $T/c
 wait "$RP"
 check_eq "... status 0, nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"
 
+# SIGINT and SIGHUP end it as SIGTERM does (a terminal closed, ^C).
+for sig in INT HUP; do
+	SHARNESS_RELAY_IDLE=0 "$CLIENT" relay </dev/null >"$T/relay.out" 2>&1 &
+	RP=$!
+	wait_for 5 has_sock
+	S=$(sock)
+	kill -"$sig" "$RP"
+	wait "$RP"
+	check_eq "SIG$sig ends it: status 0, nothing on stderr, its socket removed" "$?/$(cat "$T/relay.out")/$(test -e "$S" && echo left)" "0//"
+done
+
 # A renewed certificate (here: the same bytes, a new modification time) is
 # another identity: the relay ends with status 1, for the unit to start one
 # for the new files.
@@ -265,3 +277,28 @@ SHARNESS_URL="$SHARNESS_URL/$(printf 'p%.0s' $(seq 900))" "$CLIENT" relay >"$T/o
 check_eq "relay for a URL too long to name one: status 1, says what to shorten" "$?/$(cat "$T/o")" \
 	"1/sharness-client relay: the URL is too long to name a relay (about 800 bytes at most): use a shorter path in it"
 check_eq "none of them left a relay or a socket" "$(relay_pids | wc -l)/$(ls "$TK" | grep -c '\.relay$')" "0/0"
+
+# A reply's TLS record that arrives in two halves (a stand-in daemon sends
+# the first half, waits 3 s, then the rest): the relay waits for the rest in
+# poll; OpenSSL's "has pending" (true for half a record it cannot decrypt
+# yet) once made it spin on a CPU for as long as the daemon took.
+exec 7< <(exec python3 "$ROOT/tests/e2e/relay_halfrecord.py" "$T/certs" 3)
+HALF_PID=$!
+read -r HALF_PORT <&7
+check_match "the stand-in daemon listens" "$HALF_PORT" '^[0-9]+$'
+HALF_URL=https://127.0.0.1:$HALF_PORT
+SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$HALF_URL" relay </dev/null >"$T/relay.out" 2>&1 &
+RP=$!
+wait_for 5 has_sock
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+before=$(cpu_ticks "$RP")
+started=$(date +%s%N)
+SHARNESS_URL=$HALF_URL timeout 20 "$CLIENT" run -- true >"$T/o" 2>&1
+waited=$((($(date +%s%N) - started) / 1000000))
+used=$(($(cpu_ticks "$RP") - before))
+check "the stand-in daemon's reply took its 3 s through the relay (${waited} ms)" test "$waited" -ge 2900
+check "... and the relay used under 0.3 s of CPU meanwhile (${used} ticks of $(getconf CLK_TCK)/s)" \
+	test "$((used * 10))" -lt "$((3 * $(getconf CLK_TCK)))"
+kill "$RP" "$HALF_PID" 2>/dev/null
+wait "$RP" 2>/dev/null
+exec 7<&-
