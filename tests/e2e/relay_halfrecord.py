@@ -26,12 +26,12 @@ def serve(sock):
     inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
     tls = ctx.wrap_bio(inc, out, server_side=True)
 
-    def pump():  # what TLS wrote goes out; False once the peer is gone
+    def pump():  # what TLS wrote goes out
         data = out.read()
         if data:
             sock.sendall(data)
 
-    def feed():
+    def feed():  # the peer's next bytes in; False once it closed
         data = sock.recv(65536)
         if not data:
             return False
