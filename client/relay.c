@@ -674,6 +674,29 @@ static long idle_limit(void)
 	return v && *v && !*end && s >= 0 && s <= 86400 ? s : RELAY_IDLE_S;
 }
 
+/* Takes the relay's lock: 0 once held; 1 when another relay holds it and
+ * `wait` is false, or a stop signal came while waiting; -1 with errno.  A
+ * relay that never idles (the user unit's) waits, checking each second, and
+ * serves once the holder ends: one a client started idles out in minutes,
+ * and the unit's relay, exiting instead, would not be started again. */
+static int take_lock(int fd, bool wait, const sigset_t *during_poll)
+{
+	bool said = false;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return -1;
+		if (!wait || stop_signal)
+			return 1;
+		if (!said)
+			fprintf(stderr, "sharness-client relay: another relay serves this identity; this one takes over when "
+					"it ends\n");
+		said = true;
+		struct timespec second = {.tv_sec = 1};
+		(void)ppoll(NULL, 0, &second, during_poll);
+	}
+	return 0;
+}
+
 /* The socket file is still the one we bound (same inode): a relay whose
  * directory was removed serves nobody and should not linger. */
 static bool still_bound(const char *path, const struct stat *bound)
@@ -691,6 +714,7 @@ int relay_main(const struct conf *c)
 	pthread_t keeper_tid;
 	bool keeping = false;
 	struct stat bound = {0};
+	long idle = idle_limit();
 
 	signal(SIGPIPE, SIG_IGN);
 	/* SIGTERM, SIGINT and SIGHUP end it cleanly (its socket removed).
@@ -715,11 +739,17 @@ int relay_main(const struct conf *c)
 	 * other processes of the uid. */
 	(void)prctl(PR_SET_DUMPABLE, 0);
 	/* Each refusal says what to change: run as a service, it is read in
-	 * the journal. */
+	 * the journal.  Settings that can never work end it with
+	 * RELAY_EXIT_SETTINGS, which the user unit does not restart. */
 	if (relay_mode() == RELAY_OFF) {
 		fprintf(stderr, "sharness-client relay: SHARNESS_RELAY=%s turns the relay off (unset it, or set it to on)\n",
 			getenv("SHARNESS_RELAY"));
-		return 1;
+		return RELAY_EXIT_SETTINGS;
+	}
+	const char *tickets = getenv("SHARNESS_TICKETS");
+	if (tickets && strcmp(tickets, "off") == 0) {
+		fprintf(stderr, "sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory\n");
+		return RELAY_EXIT_SETTINGS;
 	}
 	r.ctx = tls_ctx_new(c, err, sizeof err); /* says which file it cannot read */
 	if (!r.ctx) {
@@ -727,28 +757,27 @@ int relay_main(const struct conf *c)
 		return 1;
 	}
 	if (identity(c, r.id, sizeof r.id) < 0) {
-		if (errno == ENAMETOOLONG)
+		if (errno == ENAMETOOLONG) {
 			fprintf(stderr, "sharness-client relay: the URL is too long to name a relay (about 800 bytes at "
 					"most): use a shorter path in it\n");
-		else
+			rc = RELAY_EXIT_SETTINGS;
+		} else {
 			fprintf(stderr, "sharness-client relay: a certificate, key or CA file went away as it started (%s): "
 					"start it again once the files are in place\n", strerror(errno));
-		goto out;
-	}
-	const char *tickets = getenv("SHARNESS_TICKETS");
-	if (tickets && strcmp(tickets, "off") == 0) {
-		fprintf(stderr, "sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory\n");
+		}
 		goto out;
 	}
 	if (relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
 		fprintf(stderr, "sharness-client relay: no usable ticket directory: %s (SHARNESS_TICKETS: a directory of ours, "
 				"mode 0700, whose path fits a socket address)\n", strerror(errno));
+		rc = RELAY_EXIT_SETTINGS;
 		goto out;
 	}
 	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-		if (lockfd >= 0 && errno == EWOULDBLOCK)
-			rc = 0; /* another relay serves this name */
+	int held = lockfd < 0 ? -1 : take_lock(lockfd, idle == 0, &during_poll);
+	if (held != 0) {
+		if (held > 0)
+			rc = 0; /* another relay serves this name, or a stop signal came while waiting */
 		else
 			fprintf(stderr, "sharness-client relay: cannot lock %s: %s\n", lock, strerror(errno));
 		goto out;
@@ -781,7 +810,6 @@ int relay_main(const struct conf *c)
 		goto out;
 	}
 	keeping = true;
-	long idle = idle_limit();
 	for (;;) {
 		struct pollfd p = {.fd = lfd, .events = POLLIN};
 		struct timespec second = {.tv_sec = 1};

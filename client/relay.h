@@ -23,6 +23,8 @@
  *           NAME two FNV-1a hashes of the identity line below: one relay
  *           per URL, CA, certificate and key, and a changed file is
  *           another relay; made 0600, bound by the holder of NAME.lock
+ *           (a second relay ends at once, or, if it never idles, waits
+ *           for the lock and serves once the holder ends)
  *   peers   each end checks that the other's uid (SO_PEERCRED) is its own
  *           effective uid: a sandboxed run, of a uid of its own, is
  *           refused even where it could reach the path.  A process of
@@ -86,9 +88,15 @@ int relay_connect(const struct conf *c, int *start);
  * relay that cannot start costs only speed. */
 void relay_start(const struct conf *c);
 
+/* Settings that can never work (SHARNESS_RELAY or SHARNESS_TICKETS off, no
+ * usable ticket directory, a URL too long): the status of a usage error,
+ * which the user unit does not restart (RestartPreventExitStatus=). */
+#define RELAY_EXIT_SETTINGS 2
+
 /* `sharness-client relay`: serves in the foreground until it ends (above).
- * 0 when it ended by idling or found another relay serving, 1 otherwise
- * (a sentence on stderr). */
+ * 0 when it ended by idling, a signal or its socket removed, or found
+ * another relay serving (one that never idles waits for it instead);
+ * RELAY_EXIT_SETTINGS; 1 otherwise (a sentence on stderr each time). */
 int relay_main(const struct conf *c);
 
 #endif

@@ -10,7 +10,8 @@
 # SHARNESS_RELAY=on (the default) the client starts no process; =off
 # and SHARNESS_TICKETS=off start none.  A relay the person started (by hand
 # or as the user unit does, SHARNESS_RELAY_IDLE=0) serves clients that have
-# SHARNESS_RELAY unset, and =off ignores it; its refusals say what to change.
+# SHARNESS_RELAY unset, and =off ignores it; its refusals say what to change;
+# a second relay ends at once, or waits if it never idles.
 # A reply record that arrives in halves is waited for, not spun on.
 . "$(dirname "$0")/lib.sh"
 e2e_start
@@ -233,12 +234,30 @@ check_eq "SHARNESS_RELAY=off: the client ignores the relay (without a network it
 	"$?/$(grep -c 'cannot reach sharnessd' "$T/o")" "125/1"
 sleep 3
 check_eq "SHARNESS_RELAY_IDLE=0: still serving after 3 s without clients" "$(relay_pids | wc -l)/$(sock)" "1/$S"
-SHARNESS_RELAY_IDLE=0 "$CLIENT" relay </dev/null >"$T/o" 2>&1
-check_eq "a second relay for the same identity ends at once, status 0 (the unit does not restart it)" "$?/$(cat "$T/o")" "0/"
+"$CLIENT" relay </dev/null >"$T/o" 2>&1
+check_eq "a second relay for the same identity ends at once, status 0" "$?/$(cat "$T/o")" "0/"
+# One that never idles (the user unit's) waits for the lock instead, and
+# serves once the first ends: a unit's relay that exited would stay dead.
+SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
+	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay2.out" 2>&1 &
+RP2=$!
+waiting="sharness-client relay: another relay serves this identity; this one takes over when it ends"
+check "... one that never idles waits, and says so" wait_for 5 grep -qx "$waiting" "$T/relay2.out"
+inode=$(stat -c %i "$S")
+sleep 1.5
+check_eq "... still waiting 1.5 s later: running, the socket still the first's, said once" \
+	"$(kill -0 "$RP2" && echo running)/$(stat -c %i "$(sock)")/$(cat "$T/relay2.out")" "running/$inode/$waiting"
+kill -TERM "$RP"
+wait "$RP"
+check_eq "SIGTERM ends the first: status 0, nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"
+check "... its socket removed, the waiting one binds it again" wait_for 5 has_sock
+strace -f -qq -e trace=connect -o "$T/st" "$CLIENT" run -- echo taken over >"$T/o" 2>&1
+check_eq "... and serves: a client's run through its socket" \
+	"$?/$(cat "$T/o")/$(grep -c "connect(.*sun_path=\"$S\"" "$T/st")/$(grep -c 'connect(.*AF_INET' "$T/st")" "0/taken over/1/0"
 stop_relays
 check "SIGTERM ends it and removes its socket" bash -c "! pgrep -f -- '--ca $T/certs/ca.pem relay\$' >/dev/null && test ! -e '$S'"
-wait "$RP"
-check_eq "... status 0, nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"
+wait "$RP2"
+check_eq "... status 0, nothing more on stderr" "$?/$(cat "$T/relay2.out")" "0/$waiting"
 
 # SIGINT and SIGHUP end it as SIGTERM does (a terminal closed, ^C).
 for sig in INT HUP; do
@@ -263,19 +282,25 @@ wait "$RP"
 check_eq "... status 1, saying why, its socket removed" "$?/$(cat "$T/relay.out")/$(sock)" \
 	"1/sharness-client relay: a certificate, key or CA file changed: a relay for the new files is needed/"
 
-# Its refusals say what to change (read in the journal under systemd), status 1.
+# Its refusals say what to change (read in the journal under systemd):
+# status 2 (the unit does not restart it) for settings that can never work,
+# 1 for a file that may yet appear.
 SHARNESS_RELAY=off "$CLIENT" relay >"$T/o" 2>&1
-check_eq "relay with SHARNESS_RELAY=off: status 1, says how to turn it on" "$?/$(cat "$T/o")" \
-	"1/sharness-client relay: SHARNESS_RELAY=off turns the relay off (unset it, or set it to on)"
+check_eq "relay with SHARNESS_RELAY=off: status 2, says how to turn it on" "$?/$(cat "$T/o")" \
+	"2/sharness-client relay: SHARNESS_RELAY=off turns the relay off (unset it, or set it to on)"
 SHARNESS_KEY=$T/none.key "$CLIENT" relay >"$T/o" 2>&1
 check_eq "relay without its key: status 1, names the file and the setting" "$?/$(cat "$T/o")" \
 	"1/sharness-client relay: cannot read the client key $T/none.key: No such file or directory (set --key or SHARNESS_KEY)"
 SHARNESS_TICKETS=off "$CLIENT" relay >"$T/o" 2>&1
-check_eq "relay with SHARNESS_TICKETS=off: status 1, says why" "$?/$(cat "$T/o")" \
-	"1/sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory"
+check_eq "relay with SHARNESS_TICKETS=off: status 2, says why" "$?/$(cat "$T/o")" \
+	"2/sharness-client relay: SHARNESS_TICKETS=off, and its socket is kept in the ticket directory"
 SHARNESS_URL="$SHARNESS_URL/$(printf 'p%.0s' $(seq 900))" "$CLIENT" relay >"$T/o" 2>&1
-check_eq "relay for a URL too long to name one: status 1, says what to shorten" "$?/$(cat "$T/o")" \
-	"1/sharness-client relay: the URL is too long to name a relay (about 800 bytes at most): use a shorter path in it"
+check_eq "relay for a URL too long to name one: status 2, says what to shorten" "$?/$(cat "$T/o")" \
+	"2/sharness-client relay: the URL is too long to name a relay (about 800 bytes at most): use a shorter path in it"
+mkdir -m 0755 "$T/open-tickets"
+SHARNESS_TICKETS=$T/open-tickets "$CLIENT" relay >"$T/o" 2>&1
+check_eq "relay with a ticket directory others may read: status 2, says what it needs" "$?/$(cat "$T/o")" \
+	"2/sharness-client relay: no usable ticket directory: Operation not permitted (SHARNESS_TICKETS: a directory of ours, mode 0700, whose path fits a socket address)"
 check_eq "none of them left a relay or a socket" "$(relay_pids | wc -l)/$(ls "$TK" | grep -c '\.relay$')" "0/0"
 
 # A reply's TLS record that arrives in two halves (a stand-in daemon sends

@@ -132,7 +132,7 @@ vuid=$(id -u vmlab)
 as_vmlab() { (cd /srv/sharness && runuser -u vmlab -- env -i PATH=/usr/bin:/bin HOME=/home/vmlab XDG_RUNTIME_DIR="/run/user/$vuid" "$@"); }
 relay_socks() { ls "/run/user/$vuid/sharness/"*.relay 2>/dev/null; }
 relay_unit_checks() {
-	local hv=/home/vmlab/.config/sharness s
+	local hv=/home/vmlab/.config/sharness s mp
 	# A user's systemd starts through PAM's pam_systemd, which a desktop has
 	# and this minimal image does not (a recommended package).
 	if ! dpkg -s libpam-systemd >/dev/null 2>&1 &&
@@ -162,7 +162,45 @@ relay_unit_checks() {
 	as_vmlab systemctl --user stop sharness-relay
 	check_eq "systemctl --user stop: inactive, its socket removed" \
 		"$(as_vmlab systemctl --user is-active sharness-relay)/$(relay_socks)" "inactive/"
+	# Settings that can never work end it with status 2, which the unit
+	# does not restart (past its RestartSec of 10 s).
+	echo SHARNESS_TICKETS=off >"$hv/relay.env"
 	as_vmlab systemctl --user start sharness-relay
+	sleep 13
+	check_eq "relay.env with SHARNESS_TICKETS=off: failed, status 2, not started again 13 s later" \
+		"$(as_vmlab systemctl --user is-active sharness-relay)/$(unit_prop ExecMainStatus)/$(unit_prop NRestarts)" "failed/2/0"
+	check_match "... and the user's journal says why" \
+		"$(journalctl -q --no-pager _SYSTEMD_USER_UNIT=sharness-relay.service 2>&1 | tail -3)" 'SHARNESS_TICKETS=off'
+	rm -f "$hv/relay.env"
+	# While a relay started by hand (idle after 8 s) serves the identity,
+	# the unit's relay waits for it and then serves, without a restart.
+	as_vmlab env SHARNESS_RELAY_IDLE=8 /usr/bin/sharness-client relay </dev/null >/dev/null 2>&1 &
+	local hand=$!
+	for _ in $(seq 1 150); do [ -n "$(relay_socks)" ] && break; sleep 0.2; done
+	as_vmlab systemctl --user start sharness-relay
+	sleep 1
+	check_eq "a relay started by hand serves: the unit's is active and waits (two relays, one socket)" \
+		"$(as_vmlab systemctl --user is-active sharness-relay)/$(pgrep -c -u vmlab -f 'sharness-client relay')/$(relay_socks | wc -l)" \
+		"active/2/1"
+	wait "$hand"
+	for _ in $(seq 1 100); do relay_bound_by "$(unit_prop MainPID)" && break; sleep 0.2; done
+	mp=$(unit_prop MainPID)
+	check_eq "... once that one idled out, the unit's relay (pid $mp) holds the socket, not restarted" \
+		"$(relay_bound_by "$mp" && echo bound)/$(unit_prop NRestarts)" "bound/0"
+	# However else it ends (here: its socket removed, status 0), systemd
+	# starts it again 10 s later.
+	rm -f "$(relay_socks)"
+	for _ in $(seq 1 150); do [ -n "$(relay_socks)" ] && [ "$(unit_prop NRestarts)" = 1 ] && break; sleep 0.2; done
+	check_eq "its socket removed: started again (restarts, sockets)" "$(unit_prop NRestarts)/$(relay_socks | wc -l)" "1/1"
+}
+unit_prop() { as_vmlab systemctl --user show -p "$1" --value sharness-relay; }
+# The relay's socket is one that PID holds.
+relay_bound_by() {
+	local ino f
+	ino=$(awk -v p="$(relay_socks)" '$8 == p { print $7 }' /proc/net/unix)
+	[ -n "$ino" ] || return 1
+	for f in "/proc/$1/fd/"*; do [ "$(readlink "$f")" = "socket:[$ino]" ] && return 0; done
+	return 1
 }
 
 if [ "$systemd" = 1 ]; then
