@@ -46,8 +46,11 @@
 #define RELAY_READY_MS 10000
 /* A ready connection is replaced after this long unused: the daemon cuts a
  * connection that has sent no request for 5 s (daemon/front/http.c,
- * PREAUTH_TIMEOUT_S), and a client needs a moment to send its own. */
+ * PREAUTH_TIMEOUT_S), and a client needs a moment to send its own.  A
+ * daemon whose replies say it cuts idle connections sooner (Keep-Alive's
+ * timeout: limits.idle_timeout_s under 5) gets that less RELAY_SEND_MS. */
 #define RELAY_SPARE_MS 3000
+#define RELAY_SEND_MS 2000
 /* The identity line's limit (three files' stat fields, about 200 bytes,
  * and the URL).  A URL too long for it goes without a relay: the client
  * connects itself.  Small, because the line lies on a fresh client's stack
@@ -237,6 +240,7 @@ struct relay {
 	bool making;            /* the keeper is making the next spare */
 	struct tls_conn *spare; /* ready, nonblocking; NULL when there is none */
 	long long spare_born;   /* when its handshake ended, monotonic ms */
+	long spare_ms;          /* a spare's life, RELAY_SPARE_MS or less; none is kept at 0 */
 	SSL_SESSION *session;   /* the newest ticket: the next handshake offers it */
 	int wake[2];            /* the keeper's pipe: the spare was taken, or quit */
 	time_t last_client;     /* monotonic seconds */
@@ -344,19 +348,19 @@ static void close_conn(struct relay *r, struct tls_conn *t)
 }
 
 /* Keeps one connection ready while clients keep coming, never older than
- * RELAY_SPARE_MS: the daemon would cut it at 5 s (relay.h). */
+ * spare_ms: the daemon would cut it at 5 s, or sooner (relay.h). */
 static void *keeper(void *arg)
 {
 	struct relay *r = arg;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
 		bool quit = r->quit, warm = now_s() - r->last_client < RELAY_WARM_S;
-		struct tls_conn *old = r->spare && (!warm || now_ms() - r->spare_born >= RELAY_SPARE_MS) ? r->spare : NULL;
+		struct tls_conn *old = r->spare && (!warm || now_ms() - r->spare_born >= r->spare_ms) ? r->spare : NULL;
 		if (old)
 			r->spare = NULL;
 		/* Made while no client is served: on a machine of few CPUs a
 		 * handshake beside a run slows the run (docs/bench.md). */
-		bool make = !r->spare && warm && !quit && r->active == 0;
+		bool make = !r->spare && warm && !quit && r->active == 0 && r->spare_ms > 0;
 		r->making = make;
 		pthread_mutex_unlock(&r->mu);
 		close_conn(r, old);
@@ -378,7 +382,7 @@ static void *keeper(void *arg)
 		pthread_mutex_lock(&r->mu);
 		struct tls_conn *watched = r->spare;
 		int fd = watched ? watched->fd : -1;
-		long wait = watched ? RELAY_SPARE_MS - (long)(now_ms() - r->spare_born) : 1000;
+		long wait = watched ? r->spare_ms - (long)(now_ms() - r->spare_born) : 1000;
 		pthread_mutex_unlock(&r->mu);
 		struct pollfd p[2] = {{.fd = r->wake[0], .events = POLLIN}, {.fd = fd, .events = POLLIN}};
 		int n = poll(p, fd >= 0 ? 2 : 1, wait > 0 ? (int)wait : 0);
@@ -430,13 +434,15 @@ struct client {
 	int fd;
 	struct tls_conn *t;  /* the spare, or NULL: made here */
 	long long born;      /* the spare's */
+	long life;           /* and how long it may wait unused (spare_ms) */
 	struct client *next; /* in the queue */
 };
 
 /* Copies bytes both ways until either end closes.  True when the client
  * closed after one whole reply that leaves the connection open for another
- * request (replyend.h), and it sent nothing after that reply. */
-static bool copy_both_ways(int cfd, struct tls_conn *t)
+ * request (replyend.h), and it sent nothing after that reply; then
+ * *keep_alive_s is the reply's Keep-Alive timeout, or 0. */
+static bool copy_both_ways(int cfd, struct tls_conn *t, unsigned *keep_alive_s)
 {
 	static __thread struct replyend end; /* 16 KB: not on the stack */
 	/* 16 KiB, as much plaintext as one TLS record holds.  Each client's
@@ -459,8 +465,10 @@ static bool copy_both_ways(int cfd, struct tls_conn *t)
 		}
 		if (p[0].revents) {
 			ssize_t n = read(cfd, buf, sizeof buf);
-			if (n == 0)
+			if (n == 0) {
+				*keep_alive_s = end.keep_alive_s;
 				return replyend_reusable(&end) && !sent_after;
+			}
 			sent_after = sent_after || replyend_reusable(&end);
 			if (n < 0 || tls_write_all(t, buf, (size_t)n) < 0)
 				return false;
@@ -488,11 +496,17 @@ static bool copy_both_ways(int cfd, struct tls_conn *t)
 }
 
 /* After a reply that left it open: the spare again, if there is none
- * (its age counts from now: the daemon's idle timeout does), else closed. */
-static void give_back(struct relay *r, struct tls_conn *t)
+ * (its age counts from now: the daemon's idle timeout does), else closed.
+ * The reply's Keep-Alive timeout, when it has one, sets every spare's life
+ * from now on: the daemon's limit is one for all its connections. */
+static void give_back(struct relay *r, struct tls_conn *t, unsigned keep_alive_s)
 {
 	pthread_mutex_lock(&r->mu);
-	bool keep = !r->quit && !r->spare;
+	if (keep_alive_s > 0) {
+		long ms = (long)keep_alive_s * 1000 - RELAY_SEND_MS;
+		r->spare_ms = ms < 0 ? 0 : ms < RELAY_SPARE_MS ? ms : RELAY_SPARE_MS;
+	}
+	bool keep = !r->quit && !r->spare && r->spare_ms > 0;
 	if (keep) {
 		r->spare = t;
 		r->spare_born = now_ms();
@@ -507,9 +521,9 @@ static void give_back(struct relay *r, struct tls_conn *t)
 /* The spare as handed over: not past its age (CLOCK_BOOTTIME: a suspended
  * machine's time counts), and not closed by the daemon meanwhile.  Nothing
  * has been sent on it, so a new one may replace it. */
-static bool still_good(struct tls_conn *t, long long born)
+static bool still_good(struct tls_conn *t, long long born, long life)
 {
-	if (now_ms() - born >= RELAY_SPARE_MS)
+	if (now_ms() - born >= life)
 		return false;
 	struct pollfd p = {.fd = t->fd, .events = POLLIN};
 	if (poll(&p, 1, 0) == 0)
@@ -530,7 +544,7 @@ static void serve_client(struct client *cl)
 		cl->t = NULL;
 		goto out;
 	}
-	if (cl->t && !still_good(cl->t, cl->born)) {
+	if (cl->t && !still_good(cl->t, cl->born, cl->life)) {
 		close_conn(r, cl->t);
 		cl->t = NULL;
 	}
@@ -555,9 +569,10 @@ static void serve_client(struct client *cl)
 	}
 	char line[RELAY_ID_MAX + 2];
 	int n = snprintf(line, sizeof line, "+%s\n", r->id);
+	unsigned keep_alive_s = 0;
 	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0 &&
-	    copy_both_ways(cl->fd, cl->t))
-		give_back(r, cl->t);
+	    copy_both_ways(cl->fd, cl->t, &keep_alive_s))
+		give_back(r, cl->t, keep_alive_s);
 	else
 		close_conn(r, cl->t);
 out:
@@ -619,6 +634,7 @@ static void accept_client(struct relay *r, int lfd)
 		cl->fd = fd;
 		cl->t = r->spare;
 		cl->born = r->spare_born;
+		cl->life = r->spare_ms;
 		r->spare = NULL;
 		r->active++;
 		r->last_client = now_s();
@@ -709,7 +725,7 @@ int relay_main(const struct conf *c)
 {
 	struct sockaddr_un sa;
 	char lock[4200], again[RELAY_ID_MAX], err[600];
-	struct relay r = {.c = c, .wake = {-1, -1}, .last_client = now_s()};
+	struct relay r = {.c = c, .wake = {-1, -1}, .last_client = now_s(), .spare_ms = RELAY_SPARE_MS};
 	int lockfd = -1, lfd = -1, rc = 1;
 	pthread_t keeper_tid;
 	bool keeping = false;

@@ -46,12 +46,14 @@
  *   warm    while a client came in the last RELAY_WARM_S seconds, one
  *           connection is kept ready, its handshake done; it is replaced
  *           after 3 s unused (the daemon cuts a connection that sends no
- *           request for 5 s, daemon/front/http.c) or when the daemon closes
- *           it; a connection given back after a reply counts its 3 s from
- *           the reply's end.  The daemon checks the certificate on each connection as
- *           on a client's own (daemon/front/tls.h).  Each connection
- *           resumes with the newest ticket, offered once; two made at once
- *           mean one full handshake.
+ *           request for 5 s, daemon/front/http.c; sooner when its replies'
+ *           Keep-Alive timeout N is under 5: then after N - 2 s, and none
+ *           is kept at N <= 2) or when the daemon closes it; a
+ *           connection given back after a reply counts its time from the
+ *           reply's end.  The daemon checks the certificate on each
+ *           connection as on a client's own (daemon/front/tls.h).  Each
+ *           connection resumes with the newest ticket, offered once; two
+ *           made at once mean one full handshake.
  *   threads a worker thread copies one client's bytes, then waits up to
  *           30 s for the next client: clients in a row start no thread.
  *   ends    RELAY_IDLE_S (SHARNESS_RELAY_IDLE, 0 for never) seconds

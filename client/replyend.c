@@ -46,6 +46,27 @@ static bool is(const char *v, size_t n, const char *word)
 	return v && n == strlen(word) && strncasecmp(v, word, n) == 0;
 }
 
+/* N of "timeout=N" among the parameters of a Keep-Alive header (RFC 2068
+ * §19.7.1.1: how long the server keeps an idle connection), else 0. */
+static unsigned keep_alive_timeout(const char *v, size_t n)
+{
+	if (!v)
+		return 0;
+	const char *end = v + n;
+	while (v && v < end) {
+		while (v < end && (*v == ' ' || *v == ','))
+			v++;
+		if (end - v > 8 && strncasecmp(v, "timeout=", 8) == 0) {
+			unsigned s = 0;
+			for (v += 8; v < end && *v >= '0' && *v <= '9' && s < 1000000; v++)
+				s = s * 10 + (unsigned)(*v - '0');
+			return s;
+		}
+		v = memchr(v, ',', (size_t)(end - v));
+	}
+	return 0;
+}
+
 /* The block in `line` is complete: decide how the body is framed. */
 static int head_done(struct replyend *e)
 {
@@ -60,6 +81,8 @@ static int head_done(struct replyend *e)
 		e->n = 0; /* an interim reply: the final one follows */
 		return HEAD;
 	}
+	v = replyend_header(p, end, "Keep-Alive", &n);
+	e->keep_alive_s = keep_alive_timeout(v, n);
 	if (status == 204 || status == 304)
 		return DONE;
 	v = replyend_header(p, end, "Transfer-Encoding", &n);

@@ -3,7 +3,8 @@
  * (RFC 9112 §6.3): what the relay (relay.h) needs to know before it hands
  * the connection that carried the reply to the next client.  It reads the
  * status line and the framing headers (Content-Length, Transfer-Encoding,
- * Connection) and the chunk sizes, and nothing else; it changes nothing.
+ * Connection), Keep-Alive's timeout and the chunk sizes, and nothing else;
+ * it changes nothing.
  *
  * A reply it cannot frame for sure (a length it cannot parse, no length,
  * HTTP/1.0, a header block over REPLYEND_HEAD_MAX) makes the connection
@@ -23,6 +24,7 @@
 struct replyend {
 	int state;		 /* enum in replyend.c; 0 is the start */
 	bool close;		 /* "Connection: close" */
+	unsigned keep_alive_s;	 /* "Keep-Alive: timeout=N": N, else 0 */
 	unsigned long long left; /* of the body or the chunk */
 	size_t n;		 /* bytes in `line` */
 	char line[REPLYEND_HEAD_MAX];

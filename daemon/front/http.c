@@ -49,6 +49,7 @@ enum who { WHO_ANY, WHO_RUNNER, WHO_PERSON };
 struct socket_state {
 	struct tls_seen *seen;          /* NULL: every request verified in full */
 	struct connguard_entry *guard;  /* NULL: only MHD's idle timeout */
+	unsigned idle_s;                /* limits.idle_timeout_s, for Keep-Alive */
 };
 
 static struct socket_state *socket_state_of(struct MHD_Connection *c)
@@ -75,6 +76,14 @@ static const struct {
 	{"/v0/jobs/", true, "DELETE", ROUTE_JOB_KILL, WHO_RUNNER},
 };
 
+void http_keep_alive(struct MHD_Connection *c, struct MHD_Response *r)
+{
+	const struct socket_state *st = socket_state_of(c);
+	char v[32];
+	if (st && st->idle_s && snprintf(v, sizeof v, "timeout=%u", st->idle_s) < (int)sizeof v)
+		MHD_add_response_header(r, "Keep-Alive", v);
+}
+
 enum MHD_Result http_respond(struct MHD_Connection *c, unsigned status, const char *body, const char *hname,
                              const char *hvalue)
 {
@@ -83,6 +92,7 @@ enum MHD_Result http_respond(struct MHD_Connection *c, unsigned status, const ch
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", "application/json");
+	http_keep_alive(c, r);
 	if (hname)
 		MHD_add_response_header(r, hname, hvalue);
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
@@ -426,6 +436,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		st->seen = tls_seen_new();
 		st->guard = ci && f->guard ? connguard_add(f->guard, ci->connect_fd) : NULL;
+		st->idle_s = f->cfg->connection_timeout_s;
 	}
 	*socket_ctx = st;
 	tls_require_client_cert(c);

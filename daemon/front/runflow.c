@@ -581,6 +581,7 @@ static enum MHD_Result answer(struct runflow *fl, struct MHD_Connection *c)
 	if (fl->reply_close)
 		return MHD_NO; /* nobody is listening; close */
 	if (fl->stream_resp) {
+		http_keep_alive(c, fl->stream_resp);
 		enum MHD_Result r = MHD_queue_response(c, 200, fl->stream_resp);
 		MHD_destroy_response(fl->stream_resp); /* libmicrohttpd holds it now */
 		fl->stream_resp = NULL;

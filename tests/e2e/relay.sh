@@ -327,3 +327,34 @@ check "... and the relay used under 0.3 s of CPU meanwhile (${used} ticks of $(g
 kill "$RP" "$HALF_PID" 2>/dev/null
 wait "$RP" 2>/dev/null
 exec 7<&-
+
+# --- a daemon that cuts idle connections sooner (limits.idle_timeout_s 2) -----
+# Each reply says when (Keep-Alive); the relay then keeps no connection
+# ready, where it kept one 3 s and the daemon cut it at 2 s: a client handed
+# it in that moment got a cut connection (exit 125).  Its clients make
+# their connection through it instead.
+e2e_stop
+e2e_start '{"limits": {"idle_timeout_s": 2}}'
+unset SHARNESS_RELAY
+curl -s -o /dev/null -D "$T/hdr" --cacert "$SHARNESS_CA" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" "$SHARNESS_URL/v0/policy"
+check_eq "each reply says the daemon's idle timeout: Keep-Alive: timeout=2" \
+	"$(grep -i '^keep-alive:' "$T/hdr" | tr -d '\r')" "Keep-Alive: timeout=2"
+SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
+	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay.out" 2>&1 &
+RP=$!
+wait_for 5 has_sock
+relay_conns() { ss -tnpH state established "( dport = :$PORT )" | grep -c "pid=$RP,"; }
+"$CLIENT" run -- echo first >"$T/o" 2>&1
+check_eq "a client through the relay: its run" "$?/$(cat "$T/o")" "0/first"
+sleep 0.5
+check_eq "... after whose reply (timeout=2) the relay keeps no connection to the daemon" "$(relay_conns)" 0
+fails=0
+for i in 1 2 3 4 5 6; do
+	"$CLIENT" run -- echo "$i" >"$T/o" 2>&1 && [ "$(cat "$T/o")" = "$i" ] || fails=$((fails + 1))
+	sleep 0.7
+done
+check_eq "six clients 0.7 s apart all get their run, still none kept between them" "$fails/$(relay_conns)" "0/0"
+check_eq "... through the relay, which still runs" "$(kill -0 "$RP" && echo running)/$(sock | wc -l)" "running/1"
+kill "$RP"
+wait "$RP"
+check_eq "... and ends on SIGTERM with nothing on stderr" "$?/$(cat "$T/relay.out")" "0/"

@@ -91,6 +91,32 @@ TEST(oversized_head)
 	CHECK(!bytewise(big));
 }
 
+/* Keep-Alive's timeout, as the relay reads it to know when the daemon cuts
+ * an idle connection: 0 when absent or without a timeout. */
+static unsigned keep_alive(const char *s)
+{
+	static struct replyend e;
+	memset(&e, 0, sizeof e);
+	replyend_feed(&e, s, strlen(s));
+	return e.keep_alive_s;
+}
+
+TEST(keep_alive_timeout)
+{
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=15\r\nContent-Length: 0\r\n\r\n") == 15);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nkeep-alive: max=100, Timeout=3\r\nContent-Length: 0\r\n\r\n") == 3);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nKeep-Alive: max=100\r\nContent-Length: 0\r\n\r\n") == 0);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=\r\nContent-Length: 0\r\n\r\n") == 0);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nX-Keep-Alive: timeout=9\r\nContent-Length: 0\r\n\r\n") == 0);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") == 0);
+	/* The final reply's, not an interim one's; absurd values stay bounded. */
+	CHECK(keep_alive("HTTP/1.1 100 Continue\r\nKeep-Alive: timeout=7\r\n\r\n"
+	                 "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 0\r\n\r\n") == 2);
+	CHECK(keep_alive("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=99999999999999\r\nContent-Length: 0\r\n\r\n") <
+	      100000000);
+	CHECK(all_splits("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=15\r\nContent-Length: 2\r\n\r\nok", true));
+}
+
 int main(void)
 {
 	RUN(content_length);
@@ -98,5 +124,6 @@ int main(void)
 	RUN(never_reused);
 	RUN(no_body_and_interim);
 	RUN(oversized_head);
+	RUN(keep_alive_timeout);
 	return harness_done();
 }
