@@ -188,12 +188,23 @@ int relay_connect(const struct conf *c, int *start)
 	return fd;
 }
 
+/* `path` made absolute, its own symlinks kept (not realpath): the relay
+ * then watches the names the clients stat, and a symlink repointed to a
+ * renewed certificate (certbot's live/) is a change to it too. */
+static bool absolute(const char *path, char *out, size_t n)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/')
+		return snprintf(out, n, "%s", path) < (int)n;
+	return getcwd(cwd, sizeof cwd) && snprintf(out, n, "%s/%s", cwd, path) < (int)n;
+}
+
 void relay_start(const struct conf *c)
 {
 	/* The relay runs from "/", so it gets the files by absolute path. */
 	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], url[4096];
-	if (!realpath(c->cert, cert) || !realpath(c->key, key) || !realpath(c->ca, ca) ||
-	    snprintf(url, sizeof url, "%s", c->url) >= (int)sizeof url)
+	if (!absolute(c->cert, cert, sizeof cert) || !absolute(c->key, key, sizeof key) ||
+	    !absolute(c->ca, ca, sizeof ca) || snprintf(url, sizeof url, "%s", c->url) >= (int)sizeof url)
 		return;
 	char *argv[] = {"sharness-client", "--url", url, "--cert", cert, "--key", key, "--ca", ca, "relay", NULL};
 	/* Only what the relay reads: not the agent's environment, which may

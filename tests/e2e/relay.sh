@@ -328,6 +328,21 @@ kill "$RP" "$HALF_PID" 2>/dev/null
 wait "$RP" 2>/dev/null
 exec 7<&-
 
+# A certificate named by a symlink (as certbot's live/ names them): the
+# relay a client starts watches that name, as clients do, so repointing it
+# (a renewal) ends it; given the resolved path, it watched the old file.
+mkdir -p "$T/live"
+cp "$T/certs/app.pem" "$T/live/app-1.pem"
+ln -s app-1.pem "$T/live/app.pem"
+(cd "$T/live" && SHARNESS_RELAY=on SHARNESS_CERT=app.pem "$CLIENT" run --cwd "$WS" -- echo linked) >"$T/o" 2>&1
+check_eq "a client whose certificate is a relative symlink, SHARNESS_RELAY=on: its run" "$?/$(cat "$T/o")" "0/linked"
+check "... started a relay, given the symlink's own name made absolute" \
+	wait_for 5 pgrep -f -- "--cert $T/live/app.pem --key"
+LP=$(pgrep -f -- "--cert $T/live/app.pem --key")
+cp "$T/certs/app.pem" "$T/live/app-2.pem"
+ln -sfn app-2.pem "$T/live/app.pem"
+check "repointing the symlink (a renewal) ends that relay" wait_for 5 bash -c "! kill -0 $LP 2>/dev/null"
+
 # --- a daemon that cuts idle connections sooner (limits.idle_timeout_s 2) -----
 # Each reply says when (Keep-Alive); the relay then keeps no connection
 # ready, where it kept one 3 s and the daemon cut it at 2 s: a client handed
