@@ -449,11 +449,18 @@ struct client {
 	struct client *next; /* in the queue */
 };
 
+/* What the relay learns of the reply it carried, for the connection's
+ * next use. */
+struct reply_seen {
+	unsigned keep_alive_s; /* its Keep-Alive timeout, 0 when it had none */
+	long long ended_ms;    /* when its last byte came: the daemon's idle time counts from then */
+};
+
 /* Copies bytes both ways until either end closes.  True when the client
  * closed after one whole reply that leaves the connection open for another
- * request (replyend.h), and it sent nothing after that reply; then
- * *keep_alive_s is the reply's Keep-Alive timeout, or 0. */
-static bool copy_both_ways(int cfd, struct tls_conn *t, unsigned *keep_alive_s)
+ * request (replyend.h), and it sent nothing after that reply; then `seen`
+ * holds what the reply said. */
+static bool copy_both_ways(int cfd, struct tls_conn *t, struct reply_seen *seen)
 {
 	static __thread struct replyend end; /* 16 KB: not on the stack */
 	/* 16 KiB, as much plaintext as one TLS record holds.  Each client's
@@ -477,7 +484,7 @@ static bool copy_both_ways(int cfd, struct tls_conn *t, unsigned *keep_alive_s)
 		if (p[0].revents) {
 			ssize_t n = read(cfd, buf, sizeof buf);
 			if (n == 0) {
-				*keep_alive_s = end.keep_alive_s;
+				seen->keep_alive_s = end.keep_alive_s;
 				return replyend_reusable(&end) && !sent_after;
 			}
 			sent_after = sent_after || replyend_reusable(&end);
@@ -488,6 +495,8 @@ static bool copy_both_ways(int cfd, struct tls_conn *t, unsigned *keep_alive_s)
 			int n = SSL_read(t->ssl, buf, sizeof buf);
 			if (n > 0) {
 				replyend_feed(&end, buf, (size_t)n);
+				if (!seen->ended_ms && replyend_reusable(&end))
+					seen->ended_ms = now_ms();
 				if (fd_write_all(cfd, buf, (size_t)n) < 0)
 					return false;
 				continue;
@@ -507,20 +516,19 @@ static bool copy_both_ways(int cfd, struct tls_conn *t, unsigned *keep_alive_s)
 }
 
 /* After a reply that left it open: the spare again, if there is none
- * (its age counts from now: the daemon's idle timeout does), else closed.
- * The reply's Keep-Alive timeout, when it has one, sets every spare's life
- * from now on: the daemon's limit is one for all its connections. */
-static void give_back(struct relay *r, struct tls_conn *t, unsigned keep_alive_s)
+ * (its age counts from the reply's end, as the daemon's idle timeout
+ * does), else closed.  The reply's Keep-Alive timeout sets every spare's
+ * life from now on (the daemon's limit is one for all its connections); a
+ * reply without one, the life a daemon that does not say gets. */
+static void give_back(struct relay *r, struct tls_conn *t, const struct reply_seen *seen)
 {
+	long long ms = (long long)seen->keep_alive_s * 1000 - RELAY_SEND_MS;
 	pthread_mutex_lock(&r->mu);
-	if (keep_alive_s > 0) {
-		long ms = (long)keep_alive_s * 1000 - RELAY_SEND_MS;
-		r->spare_ms = ms < 0 ? 0 : ms < RELAY_SPARE_MS ? ms : RELAY_SPARE_MS;
-	}
+	r->spare_ms = !seen->keep_alive_s || ms >= RELAY_SPARE_MS ? RELAY_SPARE_MS : ms < 0 ? 0 : (long)ms;
 	bool keep = !r->quit && !r->spare && r->spare_ms > 0;
 	if (keep) {
 		r->spare = t;
-		r->spare_born = now_ms();
+		r->spare_born = seen->ended_ms;
 	}
 	pthread_mutex_unlock(&r->mu);
 	if (keep)
@@ -580,10 +588,10 @@ static void serve_client(struct client *cl)
 	}
 	char line[RELAY_ID_MAX + 2];
 	int n = snprintf(line, sizeof line, "+%s\n", r->id);
-	unsigned keep_alive_s = 0;
+	struct reply_seen seen = {0};
 	if (cl->t && n > 0 && (size_t)n < sizeof line && fd_write_all(cl->fd, line, (size_t)n) == 0 &&
-	    copy_both_ways(cl->fd, cl->t, &keep_alive_s))
-		give_back(r, cl->t, keep_alive_s);
+	    copy_both_ways(cl->fd, cl->t, &seen))
+		give_back(r, cl->t, &seen);
 	else
 		close_conn(r, cl->t);
 out:
@@ -701,27 +709,43 @@ static long idle_limit(void)
 	return v && *v && !*end && s >= 0 && s <= 86400 ? s : RELAY_IDLE_S;
 }
 
-/* Takes the relay's lock: 0 once held; 1 when another relay holds it and
- * `wait` is false, or a stop signal came while waiting; -1 with errno.  A
- * relay that never idles (the user unit's) waits, checking each second, and
- * serves once the holder ends: one a client started idles out in minutes,
- * and the unit's relay, exiting instead, would not be started again. */
-static int take_lock(int fd, bool wait, const sigset_t *during_poll)
+/* Opens and takes the relay's lock file `path`: its descriptor once held;
+ * LOCK_HELD_ELSEWHERE when another relay holds it and `wait` is false, or a
+ * stop signal came while waiting; -1 with errno.  A relay that never idles
+ * (the user unit's) waits, checking each second, and serves once the
+ * holder ends: one a client started idles out in minutes, and the unit's
+ * relay, exiting instead, would be started again every 10 s to try.  The
+ * file held must still be the one at `path`: a directory removed and made
+ * again during a long wait holds another lock file, another relay's. */
+#define LOCK_HELD_ELSEWHERE (-2)
+static int take_lock(const char *path, bool wait, const sigset_t *during_poll)
 {
 	bool said = false;
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK)
+	for (;;) {
+		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
 			return -1;
-		if (!wait || stop_signal)
-			return 1;
-		if (!said)
-			fprintf(stderr, "sharness-client relay: another relay serves this identity; this one takes over when "
-					"it ends\n");
-		said = true;
-		struct timespec second = {.tv_sec = 1};
-		(void)ppoll(NULL, 0, &second, during_poll);
+		int got;
+		while ((got = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK && wait && !stop_signal) {
+			if (!said)
+				fprintf(stderr, "sharness-client relay: another relay serves this identity; this one takes "
+						"over when it ends\n");
+			said = true;
+			struct timespec second = {.tv_sec = 1};
+			(void)ppoll(NULL, 0, &second, during_poll);
+		}
+		if (got < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return e == EWOULDBLOCK ? LOCK_HELD_ELSEWHERE : -1;
+		}
+		struct stat held, now;
+		if (fstat(fd, &held) == 0 && lstat(path, &now) == 0 && held.st_dev == now.st_dev &&
+		    held.st_ino == now.st_ino)
+			return fd;
+		close(fd); /* replaced while it waited: take the one there now */
 	}
-	return 0;
 }
 
 /* The socket file is still the one we bound (same inode): a relay whose
@@ -795,20 +819,24 @@ int relay_main(const struct conf *c)
 		goto out;
 	}
 	if (relay_paths(r.id, true, &sa, lock, sizeof lock) < 0) {
+		int e = errno;
 		fprintf(stderr, "sharness-client relay: no usable ticket directory: %s (SHARNESS_TICKETS: a directory of ours, "
-				"mode 0700, whose path fits a socket address)\n", strerror(errno));
-		rc = RELAY_EXIT_SETTINGS;
+				"mode 0700, whose path fits a socket address)\n", strerror(e));
+		/* Not for a shortage (EMFILE, ENOMEM, ENOSPC, EIO): that passes. */
+		if (e == EPERM || e == EACCES || e == ENAMETOOLONG || e == ENOENT || e == ENOTDIR || e == ELOOP || e == EROFS)
+			rc = RELAY_EXIT_SETTINGS;
 		goto out;
 	}
-	lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int held = lockfd < 0 ? -1 : take_lock(lockfd, idle == 0, &during_poll);
-	if (held != 0) {
-		if (held > 0)
+	lockfd = take_lock(lock, idle == 0, &during_poll);
+	if (lockfd < 0) {
+		if (lockfd == LOCK_HELD_ELSEWHERE)
 			rc = 0; /* another relay serves this name, or a stop signal came while waiting */
 		else
 			fprintf(stderr, "sharness-client relay: cannot lock %s: %s\n", lock, strerror(errno));
 		goto out;
 	}
+	/* After a wait, clients were coming to the other relay until now. */
+	r.last_client = now_s();
 	if (tls_ctx_load(r.ctx, c, err, sizeof err) < 0) {
 		fprintf(stderr, "sharness-client relay: %s\n", err);
 		goto out;

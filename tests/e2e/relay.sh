@@ -270,6 +270,33 @@ for sig in INT HUP; do
 	check_eq "SIG$sig ends it: status 0, nothing on stderr, its socket removed" "$?/$(cat "$T/relay.out")/$(test -e "$S" && echo left)" "0//"
 done
 
+# The ticket directory removed and made again while a relay waits: the lock
+# it then gets is the old file's, and it must not serve on that (it would
+# remove the socket of a relay that took the new lock); it waits for the
+# new one's holder instead.
+hand_relay() { # OUT: run with &, the subshell becomes the relay (its pid is $!)
+	SHARNESS_RELAY_IDLE=0 exec "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
+	--ca "$SHARNESS_CA" relay </dev/null >"$1" 2>&1; }
+hand_relay "$T/ra.out" &
+RA=$!
+wait_for 5 has_sock
+hand_relay "$T/rb.out" &
+RB=$!
+wait_for 5 grep -q "takes over" "$T/rb.out"
+rm -rf "$TK" && mkdir -m 0700 "$TK"
+hand_relay "$T/rc.out" &
+RC_PID=$!
+wait_for 5 has_sock
+check "the first relay, its socket gone with the directory, ends" wait_for 5 bash -c "! kill -0 $RA 2>/dev/null"
+sleep 2
+check_eq "... the waiting one still waits (the old lock file is not the new directory's), the new one serves" \
+	"$(kill -0 "$RB" && echo waiting)/$(kill -0 "$RC_PID" && echo serving)/$(ls "$TK" | grep -c '\.relay$')" "waiting/serving/1"
+kill "$RC_PID"
+wait "$RC_PID"
+check "... and once the new one ends, the waiting one serves" wait_for 5 has_sock
+kill "$RB"
+wait "$RB" "$RA"
+
 # A renewed certificate (here: the same bytes, a new modification time) is
 # another identity: the relay ends with status 1, for the unit to start one
 # for the new files.
@@ -341,7 +368,7 @@ check "... started a relay, given the symlink's own name made absolute" \
 LP=$(pgrep -f -- "--cert $T/live/app.pem --key")
 cp "$T/certs/app.pem" "$T/live/app-2.pem"
 ln -sfn app-2.pem "$T/live/app.pem"
-check "repointing the symlink (a renewal) ends that relay" wait_for 5 bash -c "! kill -0 $LP 2>/dev/null"
+check "repointing the symlink (a renewal) ends that relay" wait_for 5 bash -c "test -n '$LP' && ! kill -0 '$LP' 2>/dev/null"
 
 # --- a daemon that cuts idle connections sooner (limits.idle_timeout_s 2) -----
 # Each reply says when (Keep-Alive); the relay then keeps no connection

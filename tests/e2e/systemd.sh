@@ -52,7 +52,7 @@ check_eq "... which reports a misspelt key there too" "$(grep -c "Unknown key 'R
 rm -f "$UU/relay-typo.service"
 relay_directive() { sed -n "s/^$1=//p" "$UU/sharness-relay.service" | tail -1; }
 check_eq "the relay unit runs the installed client's relay" "$(relay_directive ExecStart)" "$R/usr/bin/sharness-client relay"
-check_eq "... never idle (SHARNESS_RELAY_IDLE=0), a relay.env of the user's may say otherwise" \
+check_eq "... never idle (SHARNESS_RELAY_IDLE=0), with a relay.env of the user's" \
 	"$(relay_directive Environment) $(relay_directive EnvironmentFile)" "SHARNESS_RELAY_IDLE=0 -%E/sharness/relay.env"
 check_eq "... started again however it ended, except for settings that can never work (status 2)" \
 	"$(relay_directive Restart)/$(relay_directive RestartPreventExitStatus)" always/2

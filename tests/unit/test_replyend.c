@@ -114,7 +114,20 @@ TEST(keep_alive_timeout)
 	                 "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2\r\nContent-Length: 0\r\n\r\n") == 2);
 	CHECK(keep_alive("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=99999999999999\r\nContent-Length: 0\r\n\r\n") <
 	      100000000);
-	CHECK(all_splits("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=15\r\nContent-Length: 2\r\n\r\nok", true));
+	/* Fed in two parts split anywhere, or byte by byte: the same. */
+	static const char split[] = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=15\r\nContent-Length: 2\r\n\r\nok";
+	CHECK(all_splits(split, true));
+	static struct replyend e;
+	for (size_t at = 0; at <= strlen(split); at++) {
+		memset(&e, 0, sizeof e);
+		replyend_feed(&e, split, at);
+		replyend_feed(&e, split + at, strlen(split) - at);
+		CHECK(e.keep_alive_s == 15);
+	}
+	memset(&e, 0, sizeof e);
+	for (size_t i = 0; split[i]; i++)
+		replyend_feed(&e, split + i, 1);
+	CHECK(e.keep_alive_s == 15);
 }
 
 int main(void)
