@@ -16,8 +16,9 @@
 
 /* "Keep-Alive: timeout=N", N the idle timeout (limits.idle_timeout_s) the
  * connection gets after a reply: how a client that keeps connections ready
- * (the relay, client/relay.h) learns when the daemon would cut them.  Every
- * reply carries it. */
+ * (the relay, client/relay.h) learns when the daemon would cut them.  Each
+ * reply of ours carries it (http_respond, and runflow.c's streamed one);
+ * libmicrohttpd's own refusals of malformed HTTP do not. */
 void http_keep_alive(struct MHD_Connection *c, struct MHD_Response *r);
 /* A JSON reply (the body is copied), with one extra header when hname. */
 enum MHD_Result http_respond(struct MHD_Connection *c, unsigned status, const char *body, const char *hname,
