@@ -40,6 +40,13 @@ wait_for() { # SECONDS CMD...: 0 once CMD succeeds
 no_relay() { ! relay_pids >/dev/null; }
 sock() { ls "$TK"/*.relay 2>/dev/null | head -1; }
 has_sock() { test -S "$(sock)"; } # evaluated at each try of wait_for
+# A relay started as the person (or the user unit) starts it: never idle,
+# the files by flag (as stop_relays finds it).  OUT: its stdout and stderr.
+# Run with &: the subshell becomes the relay, so $! is its pid.
+hand_relay() {
+	SHARNESS_RELAY_IDLE=0 exec "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
+		--ca "$SHARNESS_CA" relay </dev/null >"$1" 2>&1
+}
 runs() { grep -c '"event":"run_started"' "$T/audit.log"; }
 last_audit() { jq -rs 'map(select(.path != null)) | last | "\(.status) \(.peer_cn) \(.peer_role)"' "$T/audit.log"; }
 
@@ -213,8 +220,7 @@ check_eq "doctor starts none (its request is a full handshake)" "$(relay_pids | 
 # runs: the person started it, the client forked nothing (SPEC §10).
 export -n SHARNESS_RELAY
 unset SHARNESS_RELAY
-SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
-	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay.out" 2>&1 &
+hand_relay "$T/relay.out" &
 RP=$!
 check "sharness-client relay started by hand, SHARNESS_RELAY unset: it serves" wait_for 5 has_sock
 S=$(sock)
@@ -238,8 +244,7 @@ check_eq "SHARNESS_RELAY_IDLE=0: still serving after 3 s without clients" "$(rel
 check_eq "a second relay for the same identity ends at once, status 0" "$?/$(cat "$T/o")" "0/"
 # One that never idles (the user unit's) waits for the lock instead, and
 # serves once the first ends: a unit's relay that exited would stay dead.
-SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
-	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay2.out" 2>&1 &
+hand_relay "$T/relay2.out" &
 RP2=$!
 waiting="sharness-client relay: another relay serves this identity; this one takes over when it ends"
 check "... one that never idles waits, and says so" wait_for 5 grep -qx "$waiting" "$T/relay2.out"
@@ -274,9 +279,6 @@ done
 # it then gets is the old file's, and it must not serve on that (it would
 # remove the socket of a relay that took the new lock); it waits for the
 # new one's holder instead.
-hand_relay() { # OUT: run with &, the subshell becomes the relay (its pid is $!)
-	SHARNESS_RELAY_IDLE=0 exec "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
-	--ca "$SHARNESS_CA" relay </dev/null >"$1" 2>&1; }
 hand_relay "$T/ra.out" &
 RA=$!
 wait_for 5 has_sock
@@ -381,8 +383,7 @@ unset SHARNESS_RELAY
 curl -s -o /dev/null -D "$T/hdr" --cacert "$SHARNESS_CA" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" "$SHARNESS_URL/v0/policy"
 check_eq "each reply says the daemon's idle timeout: Keep-Alive: timeout=2" \
 	"$(grep -i '^keep-alive:' "$T/hdr" | tr -d '\r')" "Keep-Alive: timeout=2"
-SHARNESS_RELAY_IDLE=0 "$CLIENT" --url "$SHARNESS_URL" --cert "$SHARNESS_CERT" --key "$SHARNESS_KEY" \
-	--ca "$SHARNESS_CA" relay </dev/null >"$T/relay.out" 2>&1 &
+hand_relay "$T/relay.out" &
 RP=$!
 wait_for 5 has_sock
 relay_conns() { ss -tnpH state established "( dport = :$PORT )" | grep -c "pid=$RP,"; }
