@@ -14,9 +14,11 @@
 #   relay     the user unit sharness-relay.service under vmlab's systemd --user:
 #             disabled as shipped; started, it serves a client of the user
 #             that has no flags and no SHARNESS_RELAY (strace: no TCP, no
-#             process); stopped, its socket is gone; after the upgrade's
-#             restart of the daemon the user's client works and it serves
-#   purge     apt-get purge: config, certificates, state, logs and units gone
+#             process); stopped, its socket is gone; the upgrade restarts
+#             it (the new binary) after the daemon; the user's client works
+#             and it serves
+#   purge     apt-get purge: config, certificates, state, logs and units
+#             gone, and the user's running relay stopped
 # The .deb comes from the host (make deb, same distribution); with VM_BUILD=1
 # or without one, `make deb` builds it here.
 set -u
@@ -230,8 +232,21 @@ audit_lines=$(wc -l 2>/dev/null </var/log/sharness/audit.log || echo 0)
 sed -i 's/"max_runs": 8/"max_runs": 7/' /etc/sharness/sharnessd.json
 conf_sum=$(sha256sum /etc/sharness/sharnessd.json)
 check_match "the configuration is changed" "$(cat /etc/sharness/sharnessd.json)" '"max_runs": 7'
+relay_pid=0
+[ "$systemd" = 1 ] && relay_pid=$(unit_prop MainPID)
 if apt_get install "$next"; then ok "apt-get install ./${next##*/} (upgrade)"
 else not_ok "apt-get install ./${next##*/} (upgrade)" "$(tail -20 "$T/apt.log")"; fi
+grep -i -e relay -e bus "$T/apt.log" | sed 's/^/#   apt: /'
+# The postinst restarts the user's relay after the daemon (try-restart: one
+# that runs, or waits 10 s to start again because the daemon's restart cut
+# its connection), so it runs the new sharness-client at once.  Without it
+# the relay here is found waiting (pid 0), or runs the deleted binary.
+if [ "$systemd" = 1 ] && [ "$relay_pid" != 0 ]; then
+	mp=$(unit_prop MainPID)
+	say "the relay after the upgrade: $(unit_prop ActiveState)/$(unit_prop SubState), started $(unit_prop ExecMainStartTimestamp), $(unit_prop NRestarts) restarts by systemd"
+	check_eq "the upgrade restarted the user's relay (pid $relay_pid -> $mp): it runs the new /usr/bin/sharness-client" \
+		"$([ "$mp" != "$relay_pid" ] && echo restarted)/$(readlink "/proc/$mp/exe" 2>&1)" "restarted//usr/bin/sharness-client"
+fi
 check_eq "dpkg: sharness $v+next installed" "$(dpkg-query -W -f '${Status} ${Version}' sharness 2>&1)" "install ok installed $v+next"
 check_eq "the changed sharnessd.json survives the upgrade" "$(sha256sum /etc/sharness/sharnessd.json)" "$conf_sum"
 check "no .dpkg-dist/.dpkg-new/.dpkg-old left next to it" \
@@ -250,16 +265,14 @@ if [ "$systemd" = 1 ]; then
 	# (through a relay again, or its own connection), and the unit is active.
 	out=$(as_vmlab /usr/bin/sharness-client run -- id -u 2>&1); rc=$?
 	check_match "the user's client after the daemon's restart (exit $rc)" "$out" '^19[0-9]{8}$'
-	# A relay that lost the daemon ends with status 1; systemd starts it
-	# again 10 s later, maybe twice while the daemon restarts.
+	# The postinst restarted the relay; one that lost the daemon since ends
+	# with status 1, and systemd starts it again 10 s later.
 	for _ in $(seq 1 200); do
 		[ -n "$(relay_socks)" ] && [ "$(as_vmlab systemctl --user is-active sharness-relay)" = active ] && break
 		sleep 0.2
 	done
 	check_eq "... and the relay unit is active, serving" \
 		"$(as_vmlab systemctl --user is-active sharness-relay)/$(relay_socks | wc -l)" "active/1"
-	as_vmlab systemctl --user stop sharness-relay
-	loginctl disable-linger vmlab
 fi
 
 # ---- purge ---------------------------------------------------------------------
@@ -276,5 +289,11 @@ if [ "$systemd" = 1 ]; then
 	check_match "sharnessd.service is gone" "$(systemctl is-active sharnessd 2>&1)" '^(inactive|unknown)$'
 	check "no sharnessd process is left" bash -c '! pgrep -x sharnessd'
 	check "no enablement symlink is left" test ! -e /etc/systemd/system/multi-user.target.wants/sharnessd.service
+	# The user's relay ran until the purge: the prerm stopped it in its
+	# user manager.  Without that it runs the deleted binary, or, having
+	# lost the daemon, systemd tries to start it every 10 s (activating).
+	check_eq "the user's relay is stopped, not left (unit, processes, sockets)" \
+		"$(as_vmlab systemctl --user is-active sharness-relay)/$(pgrep -c -u vmlab -f 'sharness-client relay')/$(relay_socks | wc -l)" "inactive/0/0"
+	loginctl disable-linger vmlab
 fi
 [ "$E2E_FAILED" = 0 ]
