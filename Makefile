@@ -131,7 +131,7 @@ $(BUILD)/probes/%: tests/probes/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(BUILD)/tests/client_unwind
 probes: $(PROBE_BINS)
 
 -include client/client.mk
@@ -187,7 +187,7 @@ tidy: deps
 	clang-tidy --quiet $(sort $(wildcard daemon/*/*.c client/*.c)) -- -std=gnu17 -D_GNU_SOURCE $(INC_ALL)
 
 format:
-	clang-format -i daemon/*/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c
+	clang-format -i daemon/*/*.[ch] client/*.[ch] tests/unit/*.[ch] tests/probes/*.c tests/client/*.c
 
 clean:
 	rm -rf $(BUILD)

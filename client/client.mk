@@ -31,7 +31,10 @@ else
 # on stdout, that it ignores --gc-sections, hence both streams go to .ldwarn);
 # we never load modules and resolve IP literals ourselves (client/http.c).
 CLIENT_CFLAGS  += -ffunction-sections -fdata-sections
-CLIENT_LDFLAGS := -static -Wl,--gc-sections -Wl,-z,relro,-z,now,-z,noexecstack
+# The unwind tables are found through their program header instead of
+# being registered at start (client/frames.c: 0.3-0.5 ms a start with gcc 14).
+CLIENT_LDFLAGS := -static -Wl,--gc-sections -Wl,-z,relro,-z,now,-z,noexecstack \
+                  -Wl,--eh-frame-hdr -Wl,--wrap=__register_frame_info -Wl,--wrap=__deregister_frame_info
 CLIENT_LIBS     = $(shell $(PKG_CONFIG) --static --libs $(CLIENT_PKGS)) -lpthread
 endif
 
@@ -45,6 +48,11 @@ $(BUILD)/sharness-client: $(CLIENT_OBJS)
 	@grep -v -e "requires at runtime the shared libraries" -e "in function" \
 	         -e "does not take linker garbage collection into account" $@.ldwarn >&2 || true
 	@rm -f $@.ldwarn
+
+# A program that unwinds, linked as the client is (client_static.sh runs it).
+$(BUILD)/tests/client_unwind: tests/client/unwind.c $(BUILD)/client/frames.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CLIENT_CFLAGS) $(CLIENT_LDFLAGS) -o $@ $^ -lpthread
 
 .PHONY: client
 client: $(BUILD)/sharness-client

@@ -1,8 +1,8 @@
 #!/bin/bash
 # client_static.sh - sharness-client as a binary, without a daemon: statically
-# linked, never forks or execs (strace), and its own failures (bad flags,
-# missing certificates, unreachable daemon, bad URL) are exit 125 with one
-# clear line on stderr.
+# linked (its unwind tables found, not registered at start), never forks or
+# execs (strace), and its own failures (bad flags, missing certificates,
+# unreachable daemon, bad URL) are exit 125 with one clear line on stderr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,12 +15,20 @@ check "client: binary exists" test -x "$C"
 f=$(file -b "$C")
 if [ -n "${SHARNESS_SANITIZED:-}" ]; then
 	# ASan needs its dynamic runtime; the release build is checked by `make test`.
-	echo "# skipped under the sanitizer build: static linking (3 checks)"
+	echo "# skipped under the sanitizer build: static linking (5 checks)"
 else
 case $f in *"statically linked"*) ok "client: file says statically linked";;
 	*) not_ok "client: file says statically linked"; echo "# $f";; esac
 check "client: no ELF interpreter" bash -c "! readelf -lW '$C' | grep -q INTERP"
 check "client: no dynamic section" bash -c "readelf -d '$C' | grep -q 'no dynamic section'"
+# Its start registers no unwind tables (client/frames.c): the unwinder finds
+# them through the program header, and a program linked the same way still
+# unwinds a cancelled thread (it aborts where that header is missing).
+check "client: its unwind tables have a program header (GNU_EH_FRAME)" bash -c "readelf -lW '$C' | grep -q GNU_EH_FRAME"
+unwind=$(dirname "$C")/tests/client_unwind
+check_eq "client: a program linked as the client is unwinds a cancelled thread" \
+	"$("$unwind" 2>&1; echo "exit $?")" "cancelled thread unwound: yes
+exit 0"
 fi
 
 # strace: exactly one execve (its own) and no process creation of any kind.
