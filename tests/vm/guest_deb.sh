@@ -292,8 +292,11 @@ if [ "$systemd" = 1 ]; then
 	# The user's relay ran until the purge: the prerm stopped it in its
 	# user manager.  Without that it runs the deleted binary, or, having
 	# lost the daemon, systemd tries to start it every 10 s (activating).
+	# (Not as_vmlab: the purge removed its directory, /srv/sharness.)
+	active=$(runuser -u vmlab -- env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="/run/user/$vuid" \
+		systemctl --user is-active sharness-relay 2>&1)
 	check_eq "the user's relay is stopped, not left (unit, processes, sockets)" \
-		"$(as_vmlab systemctl --user is-active sharness-relay)/$(pgrep -c -u vmlab -f 'sharness-client relay')/$(relay_socks | wc -l)" "inactive/0/0"
+		"$active/$(pgrep -c -u vmlab -f 'sharness-client relay')/$(relay_socks | wc -l)" "inactive/0/0"
 	loginctl disable-linger vmlab
 fi
 [ "$E2E_FAILED" = 0 ]

@@ -91,7 +91,7 @@ if [ "$proof" = 1 ]; then
 	check_match "${PFX}the run's cgroup has memory.max" "$(cat "$dir/memory.max" 2>&1)" '^[0-9]+$'
 	wait "$sleeper"
 	v "a fork bomb stops at analyse's pids limit (64)" \
-		'b() { b | b & }; b 2>/dev/null; sleep 2; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo "procs=$n"' \
+		'exec 2>/dev/null; b() { b | b & }; b; sleep 2; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo "procs=$n"' \
 		'procs=([1-9]|[1-5][0-9]|6[0-4])$' analyse
 	check "${PFX}the daemon still runs after the bomb" kill -0 "$DPID"
 	v "nothing of the run outlives the reply" 'setsid sleep 1000 & sleep 1000 & echo started' 'started'
