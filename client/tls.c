@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,8 +280,16 @@ int tls_open(struct tls_conn *t, const struct conf *c, SSL_CTX *ctx, SSL_SESSION
 	}
 	ERR_clear_error();
 	errno = 0;
-	if (SSL_connect(t->ssl) != 1) {
+	int connected = SSL_connect(t->ssl);
+	if (connected != 1) {
 		long v = SSL_get_verify_result(t->ssl);
+		/* Under TLS 1.3 the daemon judges our certificate only after the
+		 * handshake (http.c reads its refusal): a connection that ends
+		 * within it, reset or at its end (no error: the context ignores
+		 * an end without close_notify), was cut by a daemon that stopped,
+		 * restarted or is at its connection limit. */
+		int how = SSL_get_error(t->ssl, connected);
+		bool cut = how == SSL_ERROR_SYSCALL || how == SSL_ERROR_ZERO_RETURN;
 		if (t->err[0])
 			snprintf(err, errlen, "%s", t->err);
 		else if (v != X509_V_OK)
@@ -288,8 +297,15 @@ int tls_open(struct tls_conn *t, const struct conf *c, SSL_CTX *ctx, SSL_SESSION
 				 c->url, c->ca, X509_verify_cert_error_string(v));
 		else {
 			tls_reason(why, sizeof why);
-			snprintf(err, errlen, "TLS handshake with sharnessd at %s failed: %s (is %s a certificate it accepts?)",
-				 c->url, why, c->cert);
+			if (cut)
+				snprintf(err, errlen,
+					 "sharnessd at %s closed the connection during the TLS handshake (%s): it may be "
+					 "restarting or at its connection limit; try again",
+					 c->url, errno ? strerror(errno) : "end of stream");
+			else
+				snprintf(err, errlen,
+					 "TLS handshake with sharnessd at %s failed: %s (is %s a certificate it accepts?)",
+					 c->url, why, c->cert);
 		}
 		goto fail;
 	}

@@ -89,6 +89,31 @@ check_eq "client: unreachable daemon exits 125" "$rc" 125
 check_eq "client: unreachable daemon message" "$(cat "$tmp/err")" \
 	"sharness-client: cannot reach sharnessd at https://127.0.0.1:$port: Connection refused"
 "$C" --url https://127.0.0.1:$port profiles 2>/dev/null; check_eq "client: profiles against no daemon exits 125" "$?" 125
+# A daemon that cuts the connection within the handshake (stopping,
+# restarting, at its connection limit) has not judged the certificate yet
+# (TLS 1.3): the message says so, for an end after reading the ClientHello
+# (EOF) and one before (reset).
+for how in eof reset; do
+	python3 - "$tmp/cut.port" "$how" <<'PY' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.settimeout(20); c, _ = s.accept()
+if sys.argv[2] == "eof":
+    c.settimeout(1)
+    try:
+        while c.recv(65536): pass
+    except socket.timeout: pass
+    c.shutdown(socket.SHUT_WR)
+c.close()
+PY
+	for _ in $(seq 1 100); do [ -s "$tmp/cut.port" ] && break; sleep 0.05; done
+	"$C" --url "https://127.0.0.1:$(cat "$tmp/cut.port")" run -- true 2>"$tmp/err"; rc=$?
+	wait; rm -f "$tmp/cut.port"
+	check_eq "client: a connection cut in the handshake ($how) exits 125" "$rc" 125
+	check_match "client: ... says the daemon closed it, not that the certificate is refused ($how)" "$(cat "$tmp/err")" \
+		'^sharness-client: sharnessd at https://127\.0\.0\.1:[0-9]+ closed the connection during the TLS handshake \(.*\): it may be restarting or at its connection limit; try again$'
+done
 SHARNESS_URL=http://127.0.0.1:7443 "$C" run -- true 2>"$tmp/err"; rc=$?
 check_eq "client: http:// URL refused with 125" "$rc" 125
 check "client: http:// URL message names SHARNESS_URL" grep -q "SHARNESS_URL 'http://127.0.0.1:7443' must start with https://" "$tmp/err"
