@@ -29,6 +29,17 @@ if [ "${VM_BUILD:-0}" = 1 ]; then
 fi
 check "sharnessd runs" build/sharnessd --version
 check_match "the client is static" "$(file build/sharness-client)" 'statically linked'
+if [ "${VM_BUILD:-0}" = 1 ]; then
+	# With this system's gcc and libgcc (Debian 13: gcc 14, which sorts the
+	# tables at registration): the client's start registers none, and a
+	# program linked as it is still unwinds (client/frames.c).
+	check "the client's unwind tables have a program header" bash -c "readelf -lW build/sharness-client | grep -q GNU_EH_FRAME"
+	if make build/tests/client_unwind >/tmp/unwind.log 2>&1; then
+		check_eq "a program linked as the client is unwinds a cancelled thread" \
+			"$(build/tests/client_unwind 2>&1; echo "exit $?")" "cancelled thread unwound: yes
+exit 0"
+	else not_ok "make build/tests/client_unwind" "$(tail -5 /tmp/unwind.log)"; fi
+fi
 
 # ---- install and the unit ----------------------------------------------------
 # -o: install the binaries as they are (no rebuild without the objects).
