@@ -295,17 +295,15 @@ int tls_open(struct tls_conn *t, const struct conf *c, SSL_CTX *ctx, SSL_SESSION
 		else if (v != X509_V_OK)
 			snprintf(err, errlen, "refusing sharnessd at %s: its certificate failed verification against %s: %s",
 				 c->url, c->ca, X509_verify_cert_error_string(v));
+		else if (cut)
+			snprintf(err, errlen,
+				 "sharnessd at %s closed the connection during the TLS handshake (%s): it may be restarting "
+				 "or at its connection limit; try again",
+				 c->url, errno ? strerror(errno) : "end of stream");
 		else {
 			tls_reason(why, sizeof why);
-			if (cut)
-				snprintf(err, errlen,
-					 "sharnessd at %s closed the connection during the TLS handshake (%s): it may be "
-					 "restarting or at its connection limit; try again",
-					 c->url, errno ? strerror(errno) : "end of stream");
-			else
-				snprintf(err, errlen,
-					 "TLS handshake with sharnessd at %s failed: %s (is %s a certificate it accepts?)",
-					 c->url, why, c->cert);
+			snprintf(err, errlen, "TLS handshake with sharnessd at %s failed: %s (is %s a certificate it accepts?)",
+				 c->url, why, c->cert);
 		}
 		goto fail;
 	}
