@@ -236,7 +236,6 @@ relay_pid=0
 [ "$systemd" = 1 ] && relay_pid=$(unit_prop MainPID)
 if apt_get install "$next"; then ok "apt-get install ./${next##*/} (upgrade)"
 else not_ok "apt-get install ./${next##*/} (upgrade)" "$(tail -20 "$T/apt.log")"; fi
-grep -i -e relay -e bus "$T/apt.log" | sed 's/^/#   apt: /'
 # The postinst restarts the user's relay after the daemon (try-restart: one
 # that runs, or waits 10 s to start again because the daemon's restart cut
 # its connection), so it runs the new sharness-client at once.  Without it
