@@ -65,18 +65,20 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return rc;
 }
 
-/* Inside single quotes the shell treats every byte literally except the
- * closing quote itself (POSIX XCU 2.2.2), so the only escape needed is to
- * close the quote, emit an escaped quote, and reopen: ' -> '\'' */
+/* Inside single quotes sh, bash and zsh take every byte literally but the
+ * closing quote (POSIX XCU 2.2.2); fish also reads \' and \\ there as
+ * escapes.  So both are written outside the quotes, where all four read a
+ * backslash escape alike: ' -> '\'' and \ -> '\\'. */
 int buf_shquote(struct buf *b, const char *s, size_t n)
 {
 	if (buf_append(b, "'", 1) < 0)
 		return -1;
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] != '\'')
+		if (s[i] != '\'' && s[i] != '\\')
 			continue;
-		if (buf_append(b, s + start, i - start) < 0 || buf_append(b, "'\\''", 4) < 0)
+		if (buf_append(b, s + start, i - start) < 0 ||
+		    buf_append(b, s[i] == '\'' ? "'\\''" : "'\\\\'", 4) < 0)
 			return -1;
 		start = i + 1;
 	}

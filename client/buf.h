@@ -21,7 +21,9 @@ struct buf {
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends s single-quoted for POSIX sh: 'it'\''s' - every byte but NUL kept. */
+/* Appends s single-quoted so that sh, bash, zsh and fish all read it back
+ * as exactly s (every byte but NUL): 'it'\''s', and a backslash as '\\'
+ * outside the quotes, since fish reads \' and \\ inside them as escapes. */
 int buf_shquote(struct buf *b, const char *s, size_t n);
 /* Reads fd to EOF; -1 with errno set (EFBIG when the data exceeds b->max). */
 int buf_read_fd(struct buf *b, int fd);

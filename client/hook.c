@@ -23,6 +23,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "run.h"
 
 #define HOOK_MAX_INPUT (16u << 20)
 
@@ -46,10 +47,11 @@ int hook_agent_parse(const char *name, enum hook_agent *a)
 	return -1;
 }
 
-/* A word that the shell keeps literally when unquoted. */
+/* A word that the shell keeps literally when unquoted (zsh expands a
+ * leading '=' to a command's path). */
 static int is_plain(const char *s)
 {
-	if (!*s)
+	if (!*s || *s == '=')
 		return 0;
 	for (; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *s))
@@ -149,43 +151,25 @@ fail:
 	return -1;
 }
 
-/* Does this first word name the running binary?  An absolute path must
- * resolve to it; a bare name must be what PATH lookup in the agent's shell
- * finds first, as the shell would.  A relative path never counts: the agent
- * can write files in its working directory. */
-static int names_self(const char *self, const char *word)
-{
-	char a[PATH_MAX], b[PATH_MAX];
-	if (!realpath(self, a))
-		return 0;
-	if (word[0] == '/')
-		return realpath(word, b) && strcmp(a, b) == 0;
-	if (strchr(word, '/'))
-		return 0;
-	const char *path = getenv("PATH");
-	if (!path)
-		return 0;
-	for (const char *p = path; *p;) {
-		size_t l = strcspn(p, ":");
-		char cand[PATH_MAX];
-		if (l && snprintf(cand, sizeof cand, "%.*s/%s", (int)l, p, word) < (int)sizeof cand &&
-		    access(cand, X_OK) == 0)
-			return cand[0] == '/' && realpath(cand, b) && strcmp(a, b) == 0;
-		p += l;
-		if (*p == ':')
-			p++;
-	}
-	return 0;
-}
-
-int hook_is_routed(const char *self, const char *cmd, size_t len)
+/* Already routed: cmd is, byte for byte, what hook_rewrite makes of some
+ * command with this hook's own flags (and any --timeout).  Nothing looser:
+ * a first word that merely resolves to this binary here may be another
+ * program in the agent's shell (/proc/self/exe is the shell there; an empty
+ * or relative PATH entry is its working directory), and other flags could
+ * pick another profile or daemon.  The rewrite quotes for every shell the
+ * agents use (buf_shquote), so a text equal to it runs only the client. */
+int hook_is_routed(const char *self, const char *cmd, size_t len, const struct hook_opts *o)
 {
 	char **w = NULL;
 	int n = literal_words(cmd, len, &w), routed = 0;
-	if (n >= 4 && strcmp(w[1], "run") == 0 && names_self(self, w[0])) {
-		for (int i = 2; i < n - 1; i++)
-			if (strcmp(w[i], "--") == 0)
-				routed = 1;
+	long timeout_s = 0;
+	for (int i = 0; i + 1 < n - 1 && strcmp(w[i], "--") != 0; i++)
+		if (strcmp(w[i], "--timeout") == 0)
+			timeout_s = strtol(w[i + 1], NULL, 10); /* exact digits: compared below */
+	if (n >= 4 && strcmp(w[n - 2], "--") == 0) {
+		char *canonical = hook_rewrite(self, w[n - 1], strlen(w[n - 1]), timeout_s, o);
+		routed = canonical && strlen(canonical) == len && memcmp(canonical, cmd, len) == 0;
+		free(canonical);
 	}
 	for (int i = 0; i < n; i++)
 		free(w[i]);
@@ -302,7 +286,7 @@ static int reply(json_t *out)
  * block on exit 2 and hand stderr to the model (Codex only when stderr is not
  * empty).  Cursor gets permission "deny" as JSON with exit 0: a Cursor that
  * treats a non-zero exit as a failed hook runs the command. */
-static int deny(enum hook_agent a, const char *why)
+int hook_deny(enum hook_agent a, const char *why)
 {
 	char *msg = NULL;
 	if (asprintf(
@@ -333,38 +317,38 @@ int hook_main(const struct hook_opts *o)
 
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (sl <= 0) {
-		rc = deny(o->agent, "cannot find this binary's own path in /proc/self/exe");
+		rc = hook_deny(o->agent, "cannot find this binary's own path in /proc/self/exe");
 		goto done;
 	}
 	self[sl] = '\0';
 	if (buf_read_fd(&in, 0) < 0) {
 		snprintf(why, sizeof why, "cannot read the hook input: %s", strerror(errno));
-		rc = deny(o->agent, why);
+		rc = hook_deny(o->agent, why);
 		goto done;
 	}
 	root = json_loadb(in.data ? in.data : "", in.len, 0, &je);
 	if (!json_is_object(root)) {
 		snprintf(why, sizeof why, "the hook input is not a JSON object (%s)",
 			 root ? "wrong type" : je.text);
-		rc = deny(o->agent, why);
+		rc = hook_deny(o->agent, why);
 		goto done;
 	}
 	int kind = parse_call(o->agent, root, &c, why, sizeof why);
 	if (kind == CALL_BAD) {
-		rc = deny(o->agent, why);
+		rc = hook_deny(o->agent, why);
 		goto done;
 	}
 	if (kind == CALL_OTHER) {
 		rc = 0; /* another tool of this agent: no output, no change */
 		goto done;
 	}
-	if (hook_is_routed(self, c.cmd, c.len)) {
+	if (hook_is_routed(self, c.cmd, c.len, o)) {
 		rc = 0;	   /* idempotent: already goes through the client */
 		if (c.top) /* Cursor asks again before the rewritten command runs */
 			rc = reply(json_pack("{s:b, s:s}", "continue", 1, "permission",
 					     o->ask ? "ask" : "allow")) == 0
 				 ? 0
-				 : deny(o->agent, "cannot write the hook reply");
+				 : hook_deny(o->agent, "cannot write the hook reply");
 		goto done;
 	}
 	long timeout_s = 0;
@@ -373,11 +357,13 @@ int hook_main(const struct hook_opts *o)
 			 : NULL;
 	if (json_is_number(jt) && json_number_value(jt) > 0) {
 		double ms = json_number_value(jt);
-		timeout_s = ms >= 1e12 ? 1000000000L : (long)((ms + 999.0) / 1000.0); /* round up */
+		/* rounded up; past run's limit, that limit */
+		timeout_s =
+		    ms >= RUN_TIMEOUT_MAX_S * 1000.0 ? RUN_TIMEOUT_MAX_S : (long)((ms + 999.0) / 1000.0);
 	}
 	routed = hook_rewrite(self, c.cmd, c.len, timeout_s, o);
 	if (!routed) {
-		rc = deny(o->agent, "out of memory");
+		rc = hook_deny(o->agent, "out of memory");
 		goto done;
 	}
 	if (c.top) {
@@ -387,7 +373,7 @@ int hook_main(const struct hook_opts *o)
 		if (asprintf(&msg, "beforeShellExecution cannot rewrite a command; run it as: %s", routed) <
 		    0)
 			msg = NULL;
-		rc = deny(o->agent, msg ? msg : "beforeShellExecution cannot rewrite a command");
+		rc = hook_deny(o->agent, msg ? msg : "beforeShellExecution cannot rewrite a command");
 		free(msg);
 		goto done;
 	}
@@ -423,7 +409,7 @@ int hook_main(const struct hook_opts *o)
 				"updated_input", ui);
 		break;
 	}
-	rc = reply(out) == 0 ? 0 : deny(o->agent, "cannot encode or write the hook reply");
+	rc = reply(out) == 0 ? 0 : hook_deny(o->agent, "cannot encode or write the hook reply");
 	out = NULL;
 done:
 	free(routed);

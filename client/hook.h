@@ -27,14 +27,19 @@ struct hook_opts {
 /* "claude", "codex", "gemini", "cursor" -> agent; -1 when unknown. */
 int hook_agent_parse(const char *name, enum hook_agent *a);
 
-/* The routed form of cmd: SELF run [opts] -- 'cmd'.  Bash turns the quoted
- * word back into exactly cmd (every byte but NUL), so `run` joins one word
- * and sends the original text.  timeout_s 0 = none.  malloc'd or NULL. */
+/* The routed form of cmd: SELF run [opts] -- 'cmd'.  sh, bash, zsh and fish
+ * turn the quoted word back into exactly cmd (every byte but NUL), so `run`
+ * joins one word and sends the original text.  timeout_s 0 = none.
+ * malloc'd or NULL. */
 char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s, const struct hook_opts *o);
 
-/* 1 when cmd is already a plain `run` invocation of this very binary (only
- * literal words, no shell syntax that could run anything else), else 0. */
-int hook_is_routed(const char *self, const char *cmd, size_t len);
+/* 1 when cmd is exactly what hook_rewrite(self, CMD, T, o) gives for some
+ * CMD and timeout T, else 0: nothing else counts as already routed. */
+int hook_is_routed(const char *self, const char *cmd, size_t len, const struct hook_opts *o);
+
+/* The agent's deny answer with why (stderr; Cursor also a JSON reply on
+ * stdout): the exit code to return, 2, or 0 for Cursor. */
+int hook_deny(enum hook_agent a, const char *why);
 
 /* Reads the hook JSON on stdin, prints the agent's reply on stdout.  Returns
  * the exit code: 0 (rewritten, left alone, or - Cursor - a JSON deny), 2

@@ -85,15 +85,32 @@ struct args {
 	long long since;
 };
 
+/* The last message die() printed: a hook that fails before it reads its
+ * input still answers Cursor with it (hook_refusal). */
+static char last_error[512];
+
 static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int die(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("sharness-client: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_error, sizeof last_error, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "sharness-client: %s\n", last_error);
+	return code;
+}
+
+/* `hook cursor` that failed on its own arguments or settings: exit 2 blocks
+ * the other agents' commands, but a Cursor that takes a non-zero exit for a
+ * failed hook runs the command, so it gets the JSON deny. */
+static int hook_refusal(int argc, char **argv, int code)
+{
+	int i = 1;
+	while (i < argc && strcmp(argv[i], "hook") != 0 && strcmp(argv[i], "--") != 0)
+		i++;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "cursor") == 0)
+			return hook_deny(HOOK_CURSOR, last_error[0] ? last_error : "the hook's own arguments are wrong");
 	return code;
 }
 
@@ -151,7 +168,7 @@ static int parse(int argc, char **argv, struct args *a)
 			char *end;
 			errno = 0;
 			long t = strtol(v, &end, 10);
-			if (errno || end == v || *end || t < 1 || t > 100000000) {
+			if (errno || end == v || *end || t < 1 || t > RUN_TIMEOUT_MAX_S) {
 				die(0, "--timeout '%s' must be a whole number of seconds, at least 1", v);
 				return -1;
 			}
@@ -430,6 +447,7 @@ int main(int argc, char **argv)
 	struct args a;
 	char err[512];
 	int code;
+	bool hook_ran = false;
 	memset(&a, 0, sizeof a);
 	/* Writing to a closed socket or pipe must be an error return, not death. */
 	signal(SIGPIPE, SIG_IGN);
@@ -480,10 +498,12 @@ int main(int argc, char **argv)
 		code = cmd_decide(&a, "deny");
 	} else if (strcmp(a.cmdname, "hook") == 0) {
 		struct hook_opts o = {.profile = a.profile, .ask = a.ask, .conf = &a.conf};
-		if (a.npos != 1 || hook_agent_parse(a.pos[0], &o.agent) < 0)
+		if (a.npos != 1 || hook_agent_parse(a.pos[0], &o.agent) < 0) {
 			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask]");
-		else
+		} else {
+			hook_ran = true;
 			code = hook_main(&o);
+		}
 	} else if (strcmp(a.cmdname, "doctor") == 0) {
 		/* Its real request is a full handshake: it checks what a client
 		 * without a ticket would meet. */
@@ -497,6 +517,8 @@ int main(int argc, char **argv)
 		code = die(EXIT_USAGE, "unknown command '%s' (see --help)", a.cmdname);
 	}
 out:
+	if (code != 0 && !hook_ran && (!a.cmdname || strcmp(a.cmdname, "hook") == 0))
+		code = hook_refusal(argc, argv, code);
 	conf_free(&a.conf);
 	json_decref(a.env);
 	return code;

@@ -16,6 +16,7 @@
 
 #define RUN_EXIT_TIMEOUT 124         /* as timeout(1) */
 #define RUN_EXIT_ERROR 125            /* the client's or the daemon's own failure */
+#define RUN_TIMEOUT_MAX_S 100000000L  /* --timeout at most, in seconds */
 
 struct run_opts {
 	const char *profile;        /* NULL: the daemon's default */

@@ -16,8 +16,9 @@ pkgs=(build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libssl-dev li
 # end-to-end test builds and tests with (tests/e2e/toolchains.sh), Debian's,
 # in /usr, which a sandbox sees (one in a home directory, like rustup's, it
 # does not).  Not for `make run` or the VM images (tests/vm/vmlab reads the
-# pkgs list above).
-toolchains=(golang-go cargo rustc python3-pytest)
+# pkgs list above).  zsh and fish: the shells an agent may run a hook's
+# rewritten command in (tests/e2e/hook.sh reads it back in each).
+toolchains=(golang-go cargo rustc python3-pytest zsh fish)
 if [ "${1:-}" = --test ]; then
 	for p in "${toolchains[@]}"; do pkgs[${#pkgs[@]}]=$p; done
 fi

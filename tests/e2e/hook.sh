@@ -80,6 +80,24 @@ for c in "${cmds[@]}"; do
 	else not_ok "hook: command $n rewritten twice is left alone"; sed 's/^/# /' "$tmp/again"; fi
 done
 
+# Every shell an agent may run the rewrite in reads the quoted command back
+# as exactly the original text: sh, bash, zsh and fish (which, unlike the
+# others, reads \' and \\ inside single quotes as escapes).  The client's
+# path is swapped for a program that prints its last argument.
+printf '#!/bin/sh\nfor a; do last=$a; done\nprintf %%s "$last"\n' >"$tmp/last-arg"
+chmod +x "$tmp/last-arg"
+for sh in dash bash zsh fish; do
+	if ! command -v $sh >/dev/null; then not_ok "hook: $sh is installed (make test-deps)"; continue; fi
+	flags=-c; [ $sh = fish ] && flags="--no-config -c"
+	bad=0
+	for i in $(seq 1 ${#cmds[@]}); do
+		new=$(cat "$tmp/new.$i")
+		got=$($sh $flags "$tmp/last-arg${new#"$SELF"}"; echo x); got=${got%x}
+		[ "$got" == "${cmds[i - 1]}" ] || { bad=$((bad + 1)); echo "# $sh: command $i read back as $(printf %q "$got")"; }
+	done
+	check_eq "hook: $sh reads every rewritten command back byte for byte" "$bad" 0
+done
+
 # Shape of the reply for Claude Code (ecosystem.md §3.2).
 json_for "npm test" 120000 | "$C" hook claude --profile build >"$tmp/out.json"
 check_eq "hook: the whole stdout is one JSON line" "$(wc -l <"$tmp/out.json")" 1
@@ -93,6 +111,9 @@ check_eq "hook: --profile and timeout ms -> --timeout s" \
 json_for "true" 1500 | "$C" hook claude >"$tmp/out.json"
 check_eq "hook: timeout 1500 ms rounds up to 2 s" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --timeout 2 -- 'true'"
+json_for "true" 1e15 | "$C" hook claude >"$tmp/out.json"
+check_eq "hook: a timeout past run's limit becomes run's limit" \
+	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --timeout 100000000 -- 'true'"
 json_for "true" | "$C" hook claude >"$tmp/out.json"
 check_eq "hook: no timeout, no profile" "$(jq -c .hookSpecificOutput.updatedInput "$tmp/out.json")" \
 	"$(jq -cn --arg c "$SELF run -- 'true'" '{command:$c}')"
@@ -110,8 +131,15 @@ for tool in Read Write Edit Glob Grep WebFetch Task mcp__x__run_command; do
 	rc=$?
 	if [ "$rc" = 0 ] && [ ! -s "$tmp/o" ]; then ok "hook: tool $tool is left alone"; else not_ok "hook: tool $tool is left alone"; fi
 done
+# Nothing but the exact text the hook writes counts as routed: /proc/self/exe
+# is this binary in the hook and the shell in the agent's shell; a bare name
+# may be found in a PATH entry that is empty or relative (the shell's working
+# directory); other flags would choose another profile or daemon.
 for c in "sharness-client run -- ls; rm -rf ~" "./sharness-client run -- ls" "$SELF run -- ls && id" \
-	"$SELF run -- \$(id)" "$SELF profiles" "$SELF run ls" "$SELF"$'\n'"id"; do
+	"$SELF run -- \$(id)" "$SELF profiles" "$SELF run ls" "$SELF"$'\n'"id" \
+	"/proc/self/exe run -- x" "/proc/self/cwd/sharness-client run -- 'x'" "sharness-client run -- 'x'" \
+	"$SELF run --profile admin -- 'x'" "$SELF run --url https://127.0.0.2:7443 -- 'x'" \
+	"$SELF run --timeout 05 -- 'x'" "$SELF run  -- 'x'" "$SELF run -- x" "$SELF run -- 'a\\b'"; do
 	json_for "$c" | "$C" hook claude >"$tmp/out.json"
 	new=$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")
 	got=$(decode "$new"; echo x); got=${got%x}
@@ -240,6 +268,18 @@ check_eq "hook cursor: beforeShellExecution of the command preToolUse rewrote is
 pay_cursor_bse "$(jq -r .updated_input.command "$tmp/pre.json")" | run_hook cursor --ask
 check_eq "hook cursor --ask: ... and asked with --ask" "$rc:$(jq -r .permission "$tmp/h.o")" "0:ask"
 pay_cursor_bse "$(jq -r .updated_input.command "$tmp/pre.json"); id" | run_hook cursor; expect_deny cursor "beforeShellExecution of a routed command with '; id' appended"
+pay_cursor_bse "/proc/self/exe run -- x" | run_hook cursor; expect_deny cursor "beforeShellExecution of /proc/self/exe run (the shell itself in the agent's shell)"
+pay_cursor_bse "sharness-client run -- 'x'" | PATH=":${SELF%/*}:$PATH" run_hook cursor; expect_deny cursor "beforeShellExecution of a bare client name with an empty PATH entry"
+pay_cursor_bse "$SELF run --profile admin -- 'x'" | run_hook cursor; expect_deny cursor "beforeShellExecution of a routed command with another profile"
+pay_cursor_bse "$SELF run --profile build -- 'x'" | run_hook cursor --profile build
+check_eq "hook cursor --profile build: beforeShellExecution of its own routed form is allowed" "$rc:$(jq -r .permission "$tmp/h.o")" "0:allow"
+# The hook's own arguments or settings wrong: Claude Code, Codex and Gemini CLI
+# block on exit 2; Cursor, which may run the command on a failed hook, gets
+# the JSON deny.
+pay_cursor_bse "ls" | SHARNESS_URL=http://127.0.0.1:7443 run_hook cursor; expect_deny cursor "SHARNESS_URL not https"
+pay_cursor "ls" | run_hook cursor --profile; expect_deny cursor "--profile without a value"
+pay_cursor "ls" | run_hook --bogus cursor; expect_deny cursor "an unknown option"
+pay_claude "ls" | run_hook claude --profile; check_eq "hook claude: --profile without a value blocks (exit 2, nothing on stdout)" "$rc:$(wc -c <"$tmp/h.o")" "2:0"
 jq -cn '{hook_event_name:"beforeShellExecution",cwd:"/w"}' | run_hook cursor; expect_deny cursor "beforeShellExecution without command"
 jq -cn '{hook_event_name:"beforeShellExecution",command:42}' | run_hook cursor; expect_deny cursor "beforeShellExecution with a number as command"
 jq -cn '{hook_event_name:"beforeShellExecution",command:""}' | run_hook cursor; expect_deny cursor "beforeShellExecution with an empty command"
