@@ -47,7 +47,7 @@ struct config {
 	unsigned job_retain_s;         /* a finished job stays readable, 1-86400, default 600 */
 	unsigned prewarm;              /* sandboxes built ahead per profile (first workspace), 0-8, default 2 */
 	unsigned landlock_min_abi;     /* refuse to start below this Landlock ABI; 1-8, default 1 */
-	char *proxy_listen;            /* reserved for the egress proxy; NULL until issue 6 */
+	char *proxy_listen;            /* accepted, no effect: start-up says so */
 	char *source;                  /* file it came from, or "(embedded defaults)" */
 };
 

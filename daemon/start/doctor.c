@@ -43,6 +43,7 @@
 
 #include "config.h"
 #include "instance.h"
+#include "keepout.h"
 #include "landlock.h"
 #include "ns.h"
 #include "procstatus.h"
@@ -1003,6 +1004,11 @@ int doctor_main(const char *config_path)
 	if (have_cfg) {
 		long pid = 0;
 		check_instance(&d, &cfg, &pid);
+		if (keepout_check(&cfg, err, sizeof(err)) < 0)
+			fail(&d, "%s", err);
+		else
+			pass(&d, "the TLS key, the CA key, the secrets file, the audit log and the state dir lie "
+				 "outside every workspace");
 		check_state_dir(&d, &cfg);
 		check_tls(&d, &cfg);
 		size_t keys = 0;

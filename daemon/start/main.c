@@ -440,6 +440,10 @@ int main(int argc, char **argv)
 		log_fatal("%s", err);
 	if (keepout_check(&cfg, err, sizeof(err)) < 0) /* our own secrets, out of the runs' reach */
 		log_fatal("%s", err);
+	if (cfg.proxy_listen) /* still accepted, so that a configuration of 0.1 loads */
+		log_warn("proxy.listen (%s) has no effect and can be removed: the egress proxy listens on "
+			 "127.0.0.1:3128 inside each proxy run's own network namespace",
+			 cfg.proxy_listen);
 	if (check)
 		return check_config_only(&cfg, &profiles);
 

@@ -33,6 +33,7 @@ check_eq "good config: only ✔ lines" "$(printf '%s\n' "$DOUT" | grep -vc '^✔
 for what in 'configuration' 'running as root' 'Landlock ABI' 'seccomp filter builds' 'run namespaces' \
 	'idmap user namespace' 'cgroups (hybrid|v1|v2)' 'uid_range .* is free' 'tls.cert .* signed by tls.ca' \
 	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free' \
+	'the TLS key, the CA key, the secrets file, the audit log and the state dir lie outside every workspace' \
 	"the front's executable $(dirname "$SHARNESSD")/sharnessd-front" \
 	"the file actor's executable $(dirname "$SHARNESSD")/sharness-actor"; do
 	check_match "good config: a ✔ line for '$what'" "$DOUT" "✔ $what"
@@ -64,6 +65,20 @@ doctor "$T/ww.json"
 check_eq "world-writable workspace: exit 1" "$DRC" 1
 check_match "world-writable workspace: ✘ with chmod o-w" "$(xline)" \
 	"✘ workspace $T/wsww is world-writable \(mode 0777\).*chmod o-w $T/wsww"
+
+# A secret of the daemon's inside a workspace: the start-up's own refusal.
+variant inws --arg w "$T" '.workspaces += [$w]'
+doctor "$T/inws.json"
+check_eq "the daemon's key inside a workspace: exit 1" "$DRC" 1
+check_match "the daemon's key inside a workspace: ✘ with the start-up's sentence" "$(xline)" \
+	"✘ tls.key $T/certs/server.key lies inside the workspace $T, where a run can read it; move it out"
+
+# proxy.listen is accepted (a configuration of 0.1 loads) and said to do nothing.
+variant plisten '.proxy.listen = "127.0.0.1:3129"'
+out=$(timeout 10 "$SHARNESSD" --config "$T/plisten.json" --check-config 2>&1)
+check_eq "proxy.listen: the configuration still loads" "$?" 0
+check_match "proxy.listen: ... with a warning that it does nothing" "$out" \
+	"warning: proxy.listen \(127.0.0.1:3129\) has no effect and can be removed: the egress proxy listens on 127.0.0.1:3128 inside each proxy run's own network namespace"
 
 # landlock_min_abi above the running ABI: the start-up's own refusal sentence.
 if [ -n "$abi" ] && [ "$abi" -lt 8 ]; then
