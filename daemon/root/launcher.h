@@ -10,6 +10,7 @@
 #define SHARNESS_LAUNCHER_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
 #include <sys/types.h>
@@ -28,6 +29,7 @@ struct launcher {
 	char newroot[4096];            /* mount point the sandboxes build on */
 	struct uidpool *uids;
 	int actor_exe;                 /* sharness-actor, opened at start (root/actor.c) */
+	struct stat workspace_st[CONFIG_WORKSPACES_MAX]; /* each as opened at start (start/main.c) */
 	int nice;                      /* the launcher's niceness: what every run gets */
 	bool ahead_low;                /* build ahead at LAUNCHER_AHEAD_NICE: CAP_SYS_NICE sets it back */
 };

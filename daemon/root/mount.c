@@ -112,6 +112,20 @@ int mount_open_beneath(int dirfd, const char *rel, unsigned resolve)
 	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
 }
 
+int mount_open_workspace(const char *path, const struct stat *want)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	struct stat st;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0 && want &&
+	    (fstat(fd, &st) < 0 || st.st_dev != want->st_dev || st.st_ino != want->st_ino)) {
+		close(fd);
+		errno = ESTALE;
+		fd = -1;
+	}
+	return fd;
+}
+
 /* A tree below the workspace (an exec subpath, .git).  Resolved beneath the
  * workspace: a symlink planted by an earlier run can never make us clone,
  * and then mount writable or executable, something outside it.  Returns 0
@@ -208,14 +222,18 @@ static int view_collect(struct view *v, const struct sandbox_spec *s)
 	if (stat("/opt", &st) == 0 && view_add(v, "/opt", "/opt", ATTR_RO_EXEC, -1, true) < 0)
 		return -1;
 
-	/* The workspace: idmapped so files written there belong to its owner,
-	 * never executable (exec subpaths are granted one by one below). */
-	if (view_add(v, s->workspace, s->workspace, p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC,
-	             s->userns_fd, false) < 0)
-		return -1;
-	int wsfd = open(s->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The workspace, only the directory the supervisor checked (a copy of
+	 * its mount, in our namespace, is what we may clone), idmapped so files
+	 * written there belong to its owner, never executable (exec subpaths
+	 * are granted one by one below). */
+	int wsfd = mount_open_workspace(s->workspace, &s->workspace_st);
 	if (wsfd < 0)
-		return -1;
+		return errmsg_op_failed("open", s->workspace);
+	struct tree *ws = view_push(v, fcntl(wsfd, F_DUPFD_CLOEXEC, 0), false,
+	                            p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC, s->userns_fd);
+	if (!ws)
+		return close(wsfd), -1;
+	ws->target = s->workspace;
 	int rc = 0;
 	/* Exec subpaths: no symlink anywhere on the way. */
 	for (size_t i = 0; i < p->n_workspace_exec && rc == 0; i++) {

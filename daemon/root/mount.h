@@ -20,4 +20,9 @@ int mount_build(const struct sandbox_spec *s);
  * RESOLVE_NO_XDEV).  -1 with errno (ELOOP, EXDEV, ENOENT, ...). */
 int mount_open_beneath(int dirfd, const char *rel, unsigned resolve);
 
+/* An O_PATH fd of the directory at absolute `path`, reached with no symlink
+ * on the way, and (unless `want` is NULL) only if it is the directory
+ * `want` describes (device and inode); -1 otherwise (ESTALE: another). */
+int mount_open_workspace(const char *path, const struct stat *want);
+
 #endif

@@ -10,6 +10,7 @@
 #ifndef SHARNESS_SANDBOX_H
 #define SHARNESS_SANDBOX_H
 
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
 #include <sys/types.h>
@@ -29,6 +30,7 @@ struct sandbox_spec {
 	uid_t uid;                    /* the run's ephemeral uid (== gid) */
 	const struct profile *profile;
 	const char *workspace;        /* realpath of the workspace */
+	struct stat workspace_st;     /* that directory as the supervisor checked it */
 	int userns_fd;                /* user namespace for the idmapped workspace */
 	const char *newroot;          /* empty directory to build the root on */
 	int stdin_fd, stdout_fd, stderr_fd;

@@ -10,15 +10,12 @@
 #include <stdbool.h>
 #include <linux/filter.h>
 
-/* Load a compiled filter on the calling thread.  Requires no_new_privs.
- * Async-signal-safe. */
-int seccomp_apply(const struct sock_fprog *prog);
-/* The sandbox's variant: umask() without S_IWOTH and every connect() go to
+/* Load a compiled filter on the calling thread (requires no_new_privs;
+ * async-signal-safe), umask() without S_IWOTH and every connect() go to
  * a user-notification listener (seccomp_unotify(2)); returns its fd
  * (close-on-exec), for the supervisor to take with pidfd_getfd and answer
  * with notify_answer (notify.c).  Without a listener those calls are ENOSYS. */
 int seccomp_apply_listener(const struct sock_fprog *prog);
-void seccomp_prog_free(struct sock_fprog *prog);
 
 /* Linux >= 6.3: vm.memfd_noexec exists.  Without it the sandbox filter
  * denies memfd_create (start/sandbox_filter.c). */

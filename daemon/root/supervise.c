@@ -65,18 +65,26 @@ struct run {
 	const struct privsep_run *req;
 	const struct profile *p;
 	const char *workspace;
+	const struct stat *ws_st; /* it as opened at start (launcher.h) */
 	struct sandbox_ready sb;
 	int chan;                /* to the front, once a request came; -1 before */
 	uid_t uid;
 	char *payload;           /* cmd | cwd | env, each NUL-terminated copy below */
 	char *cmd, *cwd_req, *env;
 	char cwd[PATH_MAX];
-	struct timespec t0;      /* the request's arrival: ms and the timeout count from here */
-	int view_fd[VIEW_FDS];   /* what view_facts saw, held open: see there */
+	struct timespec t0;    /* the request's arrival: ms and the timeout count from here */
+	int view_fd[VIEW_FDS]; /* what view_facts saw, held open: see there */
 	size_t n_view_fd;
 };
 
 static noreturn void teardown_exit(struct run *r);
+
+/* The workspace by its path, no symlink on the way, and only while that is
+ * the directory opened at start: a path swapped since (a parent replaced by
+ * a symlink, the directory moved or made anew: a nested workspace's run or
+ * a user owning a parent can) must never make root mount or idmap another
+ * tree.  -1 otherwise. */
+#define open_workspace(r) mount_open_workspace((r)->workspace, (r)->ws_st)
 
 /* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
 static noreturn void refuse(struct run *r, enum privsep_error e, const char *msg)
@@ -138,14 +146,18 @@ static void check_request(struct run *r)
 		refuse(r, PRIVSEP_ERR_CWD, msg);
 	memcpy(r->cwd, cwd, sizeof(cwd));
 	const char *rel = r->cwd[wl] ? r->cwd + wl + 1 : ".";
-	int wsfd = open(r->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int fd = wsfd >= 0 ? mount_open_beneath(wsfd, rel, 0) : -1;
+	int wsfd = open_workspace(r);
+	if (wsfd < 0) {
+		snprintf(msg, sizeof(msg), "The workspace %s is not the directory sharnessd started with (moved, "
+		         "made anew or a symlink): restart sharnessd.", r->workspace);
+		refuse(r, PRIVSEP_ERR_SETUP, msg);
+	}
+	int fd = mount_open_beneath(wsfd, rel, 0);
 	struct stat st;
 	bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 	if (fd >= 0)
 		close(fd);
-	if (wsfd >= 0)
-		close(wsfd);
+	close(wsfd);
 	if (!ok)
 		refuse(r, PRIVSEP_ERR_CWD, msg);
 }
@@ -263,16 +275,13 @@ static noreturn void teardown_exit(struct run *r)
 static void view_facts(struct run *r, char *out, size_t len, bool hold)
 {
 	struct stat st;
-	char path[PATH_MAX];
 	size_t off = 0;
+	int wsfd = open_workspace(r);
 
 	out[0] = '\0';
-	for (size_t i = 0; i < 2 + r->p->n_workspace_exec && off < len; i++) {
-		if (i == 0)
-			snprintf(path, sizeof(path), "%s", r->workspace);
-		else
-			snprintf(path, sizeof(path), "%s/%s", r->workspace, i < 2 ? ".git" : r->p->workspace_exec[i - 2]);
-		int fd = open(path, O_PATH | O_CLOEXEC | (i ? O_NOFOLLOW : 0));
+	for (size_t i = 0; wsfd >= 0 && i < 2 + r->p->n_workspace_exec && off < len; i++) {
+		const char *rel = i == 0 ? "." : i == 1 ? ".git" : r->p->workspace_exec[i - 2];
+		int fd = openat(wsfd, rel, O_PATH | O_CLOEXEC | (i ? O_NOFOLLOW : 0));
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			if (fd >= 0)
 				close(fd);
@@ -289,6 +298,7 @@ static void view_facts(struct run *r, char *out, size_t len, bool hold)
 		else
 			close(fd);
 	}
+	fdio_close(&wsfd);
 }
 
 static void view_release(struct run *r)
@@ -339,7 +349,7 @@ static void make_exec_dirs(const struct run *r)
 {
 	if (!r->p->workspace_exec_create)
 		return;
-	int wsfd = open(r->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int wsfd = open_workspace(r);
 	struct stat wst;
 	if (wsfd < 0 || fstat(wsfd, &wst) < 0) {
 		if (wsfd >= 0)
@@ -389,7 +399,7 @@ static void prepare(struct run *r)
 {
 	struct sandbox_ready *sb = &r->sb;
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1};
-	int sync[2] = {-1, -1}, job[2] = {-1, -1}, userns = -1;
+	int sync[2] = {-1, -1}, job[2] = {-1, -1}, userns = -1, wsfd = -1;
 	char name[64], why[160];
 	struct stat wst;
 
@@ -415,14 +425,16 @@ static void prepare(struct run *r)
 	 * which an undumpable child refuses without CAP_SYS_PTRACE.  We are
 	 * root again: dumpable as before. */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (!piped ||
+	/* A workspace swapped since start (ESTALE) is named to the request
+	 * by check_request. */
+	if (!piped || (wsfd = open_workspace(r)) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 || pipe2(sync, O_CLOEXEC) < 0 || pipe2(job, O_CLOEXEC) < 0 ||
-	    stat(r->workspace, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
+	    fstat(wsfd, &wst) < 0 || (userns = ns_idmap_userns(wst.st_uid, wst.st_gid, r->uid)) < 0) {
 		snprintf(sb->error, sizeof(sb->error), "The sandbox could not be prepared: %s.", strerror(errno));
 		goto out;
 	}
 	struct sandbox_spec spec = {
-		.uid = r->uid, .profile = r->p, .workspace = r->workspace, .userns_fd = userns,
+		.uid = r->uid, .profile = r->p, .workspace = r->workspace, .workspace_st = wst, .userns_fd = userns,
 		.newroot = r->l->newroot, .stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err[1],
 		.status_fd = status[1], .sync_fd = sync[0], .job_fd = job[0], .seccomp = &r->l->seccomp,
 		.proxy_port = r->p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
@@ -470,6 +482,7 @@ static void prepare(struct run *r)
 		sb->actor_err = errno;
 out:
 	fdio_close(&userns);
+	fdio_close(&wsfd);
 	for (int i = 0; i < 2; i++) {
 		fdio_close(&out[i]);
 		fdio_close(&err[i]);
@@ -549,7 +562,7 @@ static void open_disks(const struct run *r, struct watch *w)
 	for (size_t i = 0; i < r->p->n_write_paths && n < sizeof(paths) / sizeof(paths[0]); i++)
 		paths[n++] = r->p->write_paths[i];
 	for (size_t i = 0; i < n; i++) {
-		int fd = open(paths[i], O_PATH | O_CLOEXEC);
+		int fd = paths[i] == r->workspace ? open_workspace(r) : open(paths[i], O_PATH | O_CLOEXEC);
 		if (fd >= 0)
 			w->disk[w->n_disk++] = (struct watch_disk){.path = paths[i], .fd = fd};
 	}
@@ -603,6 +616,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	r.p = &l->profiles->v[profile_id];
 	r.workspace = l->cfg->workspaces[workspace_id];
+	r.ws_st = &l->workspace_st[workspace_id];
 
 	prepare(&r);
 	r.chan = wait_for_request(&r, job_sock, sfd, &req, &payload);

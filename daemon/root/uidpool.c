@@ -110,32 +110,23 @@ int uidpool_take(struct uidpool *p, uid_t *out)
 	return rc;
 }
 
-/* Slot of a pool uid, or -1 when uid is not one of the pool. */
-static long slot_of(const struct uidpool *p, uid_t uid)
+/* Sets uid's bit in `bits` (taken or quarantine) to `on`; a uid not of the
+ * pool is left alone. */
+static void mark(struct uidpool *p, unsigned char *bits, uid_t uid, bool on)
 {
-	if (uid < p->first || (uint64_t)uid - p->first >= p->count)
-		return -1;
-	return (long)(uid - p->first);
+	if (!p || uid < p->first || (uint64_t)uid - p->first >= p->count)
+		return;
+	pthread_mutex_lock(&p->lock);
+	setbit(bits, (unsigned)(uid - p->first), on);
+	pthread_mutex_unlock(&p->lock);
 }
 
 void uidpool_release(struct uidpool *p, uid_t uid)
 {
-	long s;
-
-	if (!p || (s = slot_of(p, uid)) < 0)
-		return;
-	pthread_mutex_lock(&p->lock);
-	setbit(p->taken, (unsigned)s, false);
-	pthread_mutex_unlock(&p->lock);
+	mark(p, p ? p->taken : NULL, uid, false);
 }
 
 void uidpool_quarantine(struct uidpool *p, uid_t uid)
 {
-	long s;
-
-	if (!p || (s = slot_of(p, uid)) < 0)
-		return;
-	pthread_mutex_lock(&p->lock);
-	setbit(p->quarantine, (unsigned)s, true);
-	pthread_mutex_unlock(&p->lock);
+	mark(p, p ? p->quarantine : NULL, uid, true);
 }

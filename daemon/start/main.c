@@ -44,6 +44,7 @@
 #include "landlock.h"
 #include "launcher.h"
 #include "log.h"
+#include "mount.h"
 #include "ns.h"
 #include "policy.h"
 #include "profile.h"
@@ -489,6 +490,16 @@ int main(int argc, char **argv)
 	l.uids = uidpool_new(cfg.uid_first + 1, cfg.uid_count - 1, err, sizeof(err));
 	if (!l.uids)
 		log_fatal("%s", err);
+	/* Each workspace as it is now: every run's must be that directory
+	 * (root/supervise.c, open_workspace), not whatever its path leads to
+	 * then.  Held open for good, so that its inode number is never
+	 * another directory's. */
+	for (size_t i = 0; i < cfg.n_workspaces; i++) {
+		int fd = mount_open_workspace(cfg.workspaces[i], NULL);
+		if (fd < 0 || fstat(fd, &l.workspace_st[i]) < 0)
+			log_fatal("cannot open the workspace %s without a symlink on the way: %s",
+				  cfg.workspaces[i], strerror(errno));
+	}
 	snprintf(l.newroot, sizeof(l.newroot), "%s/root", cfg.state_dir);
 	if (mkdir(l.newroot, 0700) < 0 && errno != EEXIST)
 		log_fatal("cannot create %s: %s", l.newroot, strerror(errno));

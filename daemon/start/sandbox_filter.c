@@ -494,3 +494,12 @@ int seccomp_build_sandbox(struct sock_fprog *out, char *err, size_t errlen)
 {
 	return build(out, err, errlen);
 }
+
+void seccomp_prog_free(struct sock_fprog *prog)
+{
+	if (!prog)
+		return;
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}

@@ -14,6 +14,8 @@
 
 /* Compile the sandbox filter (native arch only, bad arch kills). */
 int seccomp_build_sandbox(struct sock_fprog *out, char *err, size_t errlen);
+/* Frees what seccomp_build_sandbox made; a NULL or freed prog is a no-op. */
+void seccomp_prog_free(struct sock_fprog *prog);
 
 /* Names of the denied syscalls, NULL-terminated, for /v0/policy. */
 const char *const *seccomp_denied_names(void);

@@ -28,6 +28,14 @@ extern char **environ;
 
 static struct sock_fprog sandbox_prog;
 
+/* The filter loaded with no user-notification listener, so the calls it
+ * sends to one (umask, connect) fail ENOSYS: the daemon loads it with
+ * seccomp_apply_listener. */
+static int seccomp_apply(const struct sock_fprog *prog)
+{
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0);
+}
+
 static long long now_ns(void)
 {
 	struct timespec ts;
@@ -148,10 +156,10 @@ TEST(free_and_bad_args)
 	seccomp_prog_free(&p);
 	seccomp_prog_free(&p);
 	errno = 0;
-	CHECK_EQ_INT(seccomp_apply(NULL), -1);
+	CHECK_EQ_INT(seccomp_apply_listener(NULL), -1);
 	CHECK_EQ_INT(errno, EINVAL);
 	errno = 0;
-	CHECK_EQ_INT(seccomp_apply(&p), -1);
+	CHECK_EQ_INT(seccomp_apply_listener(&p), -1);
 	CHECK_EQ_INT(errno, EINVAL);
 	/* Build + free twice over leaves no dangling pointer. */
 	CHECK_EQ_INT(seccomp_build_sandbox(&p, err, sizeof(err)), 0);
