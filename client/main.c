@@ -38,6 +38,7 @@
 
 static const char usage_text[] =
 	"usage: sharness-client [--url URL] [--cert FILE] [--key FILE] [--ca FILE] COMMAND ...\n"
+	"       sharness-client --help | -h | --version\n"
 	"\n"
 	"commands:\n"
 	"  run [--profile P] [--cwd DIR] [--timeout S] [--stdin] [--env NAME=VALUE]... -- CMD...\n"
@@ -50,10 +51,10 @@ static const char usage_text[] =
 	"  deny ID [--json]              deny a pending run (needs a person certificate)\n"
 	"  hook claude|codex|gemini|cursor [--profile P] [--ask]\n"
 	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
-	"  job start [--profile P] [--cwd DIR] [--timeout S] [--env N=V]... -- CMD...\n"
+	"  job start [--profile P] [--cwd DIR] [--timeout S] [--stdin] [--env N=V]... [--json] -- CMD...\n"
 	"        start CMD as a job (POST /v0/jobs): prints its id and returns at once\n"
 	"  job status ID | job kill ID | job list      [--json]\n"
-	"  job output ID [--stream stdout|stderr] [--since N] [-f]\n"
+	"  job output ID [--stream stdout|stderr] [--since N] [-f|--follow] [--json]\n"
 	"        the job's output from byte N; -f follows it to the end, then exits with its code\n"
 	"  mcp [--profile P]             MCP stdio server: run_command and the job tools\n"
 	"  doctor                        check the certificates, a real request to the daemon, the relay\n"
