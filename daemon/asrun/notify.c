@@ -117,6 +117,10 @@ static const char *actor_hint(int err)
 
 /* A refusal: for the log (the last) and the reply (the first distinct). */
 __attribute__((format(printf, 3, 4)))
+/* The longest a connect made for the run (abstract unix, TCP to the proxy)
+ * may hold the supervisor's loop. */
+#define CONNECT_WAIT_MS 500
+
 static void note(struct notify_run *run, uint32_t kind, const char *fmt, ...)
 {
 	va_list ap;
@@ -147,6 +151,24 @@ static int answer_umask(int listener, const struct seccomp_notif *req, struct se
 }
 
 static int base_fd(pid_t pid, int dirfd);
+
+/* Hands a request to the actor without waiting: 1 (answered later, by
+ * notify_actor_answer).  An actor stuck in one request (a FIFO opened for
+ * writing with no reader) lets requests pile up until its socket is full;
+ * waiting then would hold the loop, and with it the run's timeout.  So the
+ * call is answered EAGAIN, and said why. */
+static int to_actor(struct notify_run *run, const struct actor_req *q, const int *fds, size_t nfds, const char *what)
+{
+	if (privsep_send_nowait(run->actor.sock, q, sizeof(*q), fds, nfds) == 0) {
+		run->actor_busy++;
+		return 1;
+	}
+	if (errno != EAGAIN)
+		return -EACCES;
+	note(run, PRIVSEP_DENIAL_DAEMON, "%s: the run's file actor has %u calls waiting behind one that blocks (a FIFO "
+	     "opened with no reader?): answered EAGAIN so that the run's timeout still holds", what, run->actor_busy);
+	return -EAGAIN;
+}
 
 /* O_CLOEXEC of the run's descriptor, from /proc/PID/fdinfo/FD ("flags:"). */
 static unsigned target_cloexec(pid_t pid, int fd)
@@ -233,8 +255,23 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 				     port_of(&addr));
 			goto out;
 		}
-		/* Our copy of the run's own socket, in the run's namespace. */
+		/* Our copy of the run's own socket, in the run's namespace.  Its
+		 * connect may wait (a listener's full backlog, a handshake), and
+		 * nothing may hold this loop (the timeout, the front's hang-up):
+		 * at most CONNECT_WAIT_MS, then the run gets what a send timeout
+		 * gives, EAGAIN or, for TCP, EINPROGRESS (socket(7)). */
+		struct timeval old, bound = {.tv_usec = CONNECT_WAIT_MS * 1000};
+		if (getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &old, &(socklen_t){sizeof(old)}) < 0 ||
+		    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound)) < 0) {
+			rc = -EACCES;
+			goto out;
+		}
 		rc = connect(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
+		(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &old, sizeof(old));
+		if (rc == -EAGAIN || rc == -EINPROGRESS)
+			note(run, PRIVSEP_DENIAL_DAEMON, "a connect waited %d ms for its listener (a full backlog?) and was "
+			     "answered %s so that the run's timeout still holds: retry it", CONNECT_WAIT_MS,
+			     rc == -EAGAIN ? "EAGAIN" : "EINPROGRESS");
 		goto out;
 	}
 	struct sockaddr_un sun;
@@ -269,8 +306,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		rc = cwd;
 		goto out;
 	}
-	rc = still_pending(listener, req) && privsep_send(run->actor.sock, &q, sizeof(q), &cwd, 1) == 0 ? 1 : -EACCES;
-	run->actor_busy += rc == 1;
+	rc = still_pending(listener, req) ? to_actor(run, &q, &cwd, 1, "a connect") : -EACCES;
 	close(cwd);
 out:
 	close(sock);
@@ -535,10 +571,8 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	if (run->actor.pid <= 0)
 		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the file actor did not start with the sandbox (%s)%s",
 		     strerror(run->actor_err), actor_hint(run->actor_err));
-	else if (privsep_send(run->actor.sock, &q, sizeof(q), fds, nfds) == 0) {
-		run->actor_busy++;
-		rc = 1;
-	}
+	else
+		rc = to_actor(run, &q, fds, nfds, "a write");
 out:
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);

@@ -342,6 +342,27 @@ API_MAX_TIME=20 run_cmd 'mkfifo actor-fifo && { (exec 3>actor-fifo) & sleep 0.3;
 check_eq "a run that leaves a write blocked in the actor: 200, exit 0" "$STATUS $(jf .exit)" "200 0"
 check_settled "... and nothing of it is left (no actor, no cgroup)"
 rm -f "$WS/actor-fifo"
+# The supervisor never waits on what the run controls: an actor stuck in such
+# an open with 30 writes queued behind it, and a connect to a listener whose
+# backlog is full.  Each once held the supervisor's loop, so the run's
+# timeout never fired and no reply came.
+if [ "$proof" = 1 ]; then
+	API_MAX_TIME=20 run_cmd 'mkfifo actor-fifo2 && (exec 3>actor-fifo2) & sleep 0.3; for i in $(seq 30); do touch actor-t$i 2>/dev/null & done; wait' build '{"timeout_s": 3}'
+	check_eq "an actor stuck in one open with 30 writes behind it: the timeout still ends the run" "$STATUS $(jf .timed_out)" "200 true"
+	check_match "... and the writes it could not take were answered EAGAIN, named in denials" "$(jf '.denials[].detail')" \
+		"file actor has [0-9]+ calls waiting behind one that blocks"
+	rm -f "$WS"/actor-t* "$WS/actor-fifo2"
+fi
+API_MAX_TIME=20 verdict "a connect to a listener whose backlog is full waits 0.5 s at most: EAGAIN, the run goes on" 'python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX); s.bind(\"\\0full\"); s.listen(0)
+a = socket.socket(socket.AF_UNIX); a.setblocking(False); a.connect(\"\\0full\")
+b = socket.socket(socket.AF_UNIX)
+try:
+    b.connect(\"\\0full\"); print(\"connected\")
+except OSError as e:
+    print(e.strerror)
+"' '^Resource temporarily unavailable$'
 
 # --- small leaks (issue 12) ----------------------------------------------------
 # The init is a fork of the launcher: its command line (the daemon's, with
