@@ -7,7 +7,8 @@
  * - or, when N fell in what was dropped between head and tail, the tail's
  * start and `skipped` bytes - and the next offset to ask for.  Memory per
  * job is its cap at most; a finished job gives back what it did not use,
- * and goes `retain_s` after it ended (looked at on every call: no timer).
+ * and goes `retain_s` after it ended (looked at on every call: no timer),
+ * or earlier when the table needs room (evict_one).
  *
  * Everything runs on the front's loop thread: no lock.  A running job is
  * never freed; its run stops touching it at job_finish.
@@ -111,6 +112,41 @@ static struct job *find(struct jobs *j, const char *id, const char *owner_fp)
 	return NULL;
 }
 
+/* The output a finished job keeps. */
+static size_t kept_bytes(const struct jobs *j)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < j->n; i++)
+		for (int k = 0; k < 2 && !j->v[i]->running; k++)
+			n += j->v[i]->out[k].head_len + j->v[i]->out[k].tail_len;
+	return n;
+}
+
+/* Makes room: the oldest finished job of the certificate that holds the
+ * most jobs goes early, so that no certificate can push out another's
+ * jobs while it holds more itself.  false: none has finished. */
+static bool evict_one(struct jobs *j)
+{
+	size_t pick = SIZE_MAX, pick_held = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->v[i]->running)
+			continue;
+		size_t held = 0;
+		for (size_t k = 0; k < j->n; k++)
+			held += strcmp(j->v[k]->owner_fp, j->v[i]->owner_fp) == 0;
+		if (pick == SIZE_MAX || held > pick_held ||
+		    (held == pick_held && j->v[i]->ended.tv_sec < j->v[pick]->ended.tv_sec)) {
+			pick = i;
+			pick_held = held;
+		}
+	}
+	if (pick == SIZE_MAX)
+		return false;
+	job_free(j->v[pick]);
+	j->v[pick] = j->v[--j->n];
+	return true;
+}
+
 struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
                      const char *profile, size_t out_cap, unsigned timeout_s, void (*kill)(void *arg), void *kill_arg, char *why,
                      size_t whylen)
@@ -122,18 +158,11 @@ struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const
 	struct job *b = NULL;
 	if (live >= j->max_live) {
 		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
-	} else if (j->n >= JOBS_TOTAL_MAX) {
-		/* Room: the oldest finished job goes early. */
-		size_t oldest = SIZE_MAX;
-		for (size_t i = 0; i < j->n; i++)
-			if (!j->v[i]->running && (oldest == SIZE_MAX || j->v[i]->ended.tv_sec < j->v[oldest]->ended.tv_sec))
-				oldest = i;
-		if (oldest == SIZE_MAX)
+	} else {
+		while ((j->n >= JOBS_TOTAL_MAX || kept_bytes(j) > JOBS_KEPT_MAX) && evict_one(j))
+			;
+		if (j->n >= JOBS_TOTAL_MAX)
 			snprintf(why, whylen, "The daemon holds %d jobs; try again later.", JOBS_TOTAL_MAX);
-		else {
-			job_free(j->v[oldest]);
-			j->v[oldest] = j->v[--j->n];
-		}
 	}
 	if (!why[0] && (b = calloc(1, sizeof(*b)))) {
 		snprintf(b->id, sizeof(b->id), "%s", id);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #define JOBS_TOTAL_MAX 1024        /* live and retained, all certificates */
+#define JOBS_KEPT_MAX (256u << 20) /* output bytes finished jobs keep, all certificates */
 #define JOB_READ_MAX (1024 * 1024) /* bytes per output read */
 
 struct jobs;
