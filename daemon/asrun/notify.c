@@ -80,6 +80,7 @@
 #include "notify.h"
 #include "privsep.h"
 #include "procstatus.h"
+#include "utf8.h"
 
 /* Our own calls on the run's processes (process_vm_readv, pidfd_getfd)
  * need ptrace access as their uid: a process of the run that made itself
@@ -134,8 +135,9 @@ static void note(struct notify_run *run, uint32_t kind, const char *fmt, ...)
 	if (run->n_first < PRIVSEP_DENIALS_MAX) {
 		run->first[run->n_first].kind = kind;
 		char *d = run->first[run->n_first].detail;
-		size_t n = strnlen(run->denied, sizeof(run->first[0].detail) - 1);
-		memcpy(d, run->denied, n); /* cut to fit: the log line has all of it */
+		/* Cut to fit, between characters: the log line has all of it. */
+		size_t n = utf8_cut(run->denied, strlen(run->denied), sizeof(run->first[0].detail) - 1);
+		memcpy(d, run->denied, n);
 		d[n] = '\0';
 		run->n_first++;
 	}

@@ -36,6 +36,7 @@
 #include "sandbox.h"
 #include "supervise.h"
 #include "usage.h"
+#include "utf8.h"
 
 #define DENIALS_LOGGED 5 /* per run: a loop of refused connects is not a flood of log lines */
 
@@ -148,7 +149,8 @@ static int disk_over_fs(const struct watch *r, const struct disk_fs *f, char *ms
 	if (f->path == r->workspace)
 		snprintf(where, sizeof(where), "the workspace's file system");
 	else
-		snprintf(where, sizeof(where), "the file system of %.40s", f->path);
+		snprintf(where, sizeof(where), "the file system of %.*s",
+		         (int)utf8_cut(f->path, strlen(f->path), 40), f->path);
 	const char *unit = strstr(what, "inodes") ? "inodes" : "bytes";
 	if (strstr(what, "reserve"))
 		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on %s, below %s (%llu); "

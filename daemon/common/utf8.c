@@ -75,3 +75,17 @@ bool utf8_valid(const char *buf, size_t len)
 	}
 	return true;
 }
+
+size_t utf8_cut(const char *buf, size_t len, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	if (len <= max)
+		return len;
+	/* Step back over continuation bytes (at most 3) to the byte that
+	 * starts the character the cut falls in. */
+	size_t i = max;
+	while (i > 0 && max - i < 3 && (s[i] & 0xc0) == 0x80)
+		i--;
+	size_t n = seq_len(s + i, len - i);
+	return n && i + n > max ? i : max;
+}

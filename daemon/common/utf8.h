@@ -15,4 +15,10 @@ bool utf8_valid(const char *buf, size_t len);
  * NUL-terminated; *replaced tells whether anything was replaced. */
 char *utf8_clean(const char *buf, size_t len, bool *replaced);
 
+/* Where to cut `buf` to keep at most `max` of its `len` bytes without cutting
+ * a character in two: `max`, or less by the lead and continuation bytes of
+ * a character that would not fit whole (len <= max: len).  Bytes that are
+ * not UTF-8 are left as they are: utf8_clean judges them. */
+size_t utf8_cut(const char *buf, size_t len, size_t max);
+
 #endif

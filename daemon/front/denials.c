@@ -12,13 +12,20 @@
  * the same, so the agent is told it is a guess.
  *
  * Trust: front; everything here comes from the supervisor's exit record
- * (bounded strings), the proxy, or the already filtered stderr.
+ * (bounded strings), the proxy, or the already filtered stderr.  What the
+ * run chose - a path, a socket's address, a host name - is hostile text:
+ * it goes through the secret filter as the run's output does and comes out
+ * valid UTF-8, cut only between characters (a JSON reply with a stray byte
+ * is refused whole by strict parsers, the client's jansson among them).
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "denials.h"
+#include "scrub.h"
+#include "utf8.h"
 
 __attribute__((format(printf, 4, 5)))
 static struct run_denial *add(struct run_denials *d, const char *lock, const char *hint, const char *fmt, ...)
@@ -28,10 +35,14 @@ static struct run_denial *add(struct run_denials *d, const char *lock, const cha
 	struct run_denial *x = &d->v[d->n++];
 	memset(x, 0, sizeof(*x));
 	x->lock = lock;
+	char full[1024]; /* every part is bounded far below: the cut is below */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(x->detail, sizeof(x->detail), fmt, ap);
+	vsnprintf(full, sizeof(full), fmt, ap);
 	va_end(ap);
+	size_t n = utf8_cut(full, strlen(full), sizeof(x->detail) - 1);
+	memcpy(x->detail, full, n);
+	x->detail[n] = '\0';
 	snprintf(x->hint, sizeof(x->hint), "%s", hint);
 	return x;
 }
@@ -53,14 +64,32 @@ static const char *network_hint(const struct profile *p)
 	             "registries and GitHub";
 }
 
+/* Text the run chose, as it may go out: filtered like the run's output
+ * (what was replaced counts in the reply's `filtered`), then valid UTF-8.
+ * malloc'd; NULL when the front is out of memory. */
+static char *run_text(struct run_denials *d, const struct denial_facts *f, const char *raw, size_t len)
+{
+	size_t flen = 0;
+	unsigned long n = 0;
+	bool replaced;
+	char *filtered = scrub_buffer(f->scrub, raw, len, &flen, &n);
+	char *clean = filtered ? utf8_clean(filtered, flen, &replaced) : NULL;
+	free(filtered);
+	d->filtered += n;
+	return clean;
+}
+
+#define NOT_SHOWN "(not shown: the front is out of memory)"
+
 static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 {
 	const struct privsep_exit *ex = f->ex;
 	unsigned kept = 0;
 	for (size_t i = 0; i < PRIVSEP_DENIALS_MAX && ex && ex->denied[i].kind; i++, kept++) {
-		char detail[sizeof(ex->denied[i].detail)];
-		memcpy(detail, ex->denied[i].detail, sizeof(detail));
-		detail[sizeof(detail) - 1] = '\0';
+		/* Not terminated by a supervisor that is the run's uid already. */
+		char *text = run_text(d, f, ex->denied[i].detail,
+		                      strnlen(ex->denied[i].detail, sizeof(ex->denied[i].detail)));
+		const char *detail = text ? text : NOT_SHOWN;
 		switch (ex->denied[i].kind) {
 		case PRIVSEP_DENIAL_UNIX:
 			add(d, "unix-socket",
@@ -86,11 +115,15 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			add(d, "daemon", "an operator must fix the daemon: sharnessd --doctor says how", "refused %s",
 			    detail);
 		}
+		free(text);
 	}
-	if (ex && ex->n_denied > kept && d->n > 0)
-		snprintf(d->v[d->n - 1].detail + strlen(d->v[d->n - 1].detail),
-		         sizeof(d->v[0].detail) - strlen(d->v[d->n - 1].detail), " (and %u more refusals)",
-		         ex->n_denied - kept);
+	if (ex && ex->n_denied > kept && d->n > 0) {
+		/* The count stays whole; the detail gives way, between characters. */
+		char more[48], *last = d->v[d->n - 1].detail;
+		int m = snprintf(more, sizeof(more), " (and %u more refusals)", ex->n_denied - kept);
+		size_t keep = utf8_cut(last, strlen(last), sizeof(d->v[0].detail) - 1 - (size_t)m);
+		memcpy(last + keep, more, (size_t)m + 1);
+	}
 }
 
 /* Is `word` in the command's stderr or stdout (`2>&1` is common)? */
@@ -164,11 +197,15 @@ void denials_collect(struct run_denials *d, const struct denial_facts *f)
 	if (f->disk_limited)
 		add(d, "disk", "remove what the run wrote, or ask an operator about limits.disk_*", "%s",
 		    f->disk_message ? f->disk_message : "the run's disk use hit a limit");
-	for (size_t i = 0; i < f->n_proxy; i++)
+	for (size_t i = 0; i < f->n_proxy; i++) {
+		/* The proxy's sentence names the host the run asked for. */
+		char *text = run_text(d, f, f->proxy[i], strnlen(f->proxy[i], sizeof(f->proxy[i])));
 		add(d, "proxy",
 		    "only the hosts on this profile's allowlist are reachable (GET /v0/profiles): use one, or ask "
 		    "an operator to add the host",
-		    "the egress proxy refused: %s", f->proxy[i]);
+		    "the egress proxy refused: %s", text ? text : NOT_SHOWN);
+		free(text);
+	}
 	from_supervisor(d, f);
 	inferred(d, f);
 }

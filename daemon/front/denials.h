@@ -14,6 +14,8 @@
 #include "privsep.h"
 #include "profile.h"
 
+struct scrub_rules;
+
 #define RUN_DENIALS_MAX 12
 #define RUN_PROXY_DENIALS_MAX 4
 
@@ -28,6 +30,7 @@ struct run_denial {
 struct run_denials {
 	struct run_denial v[RUN_DENIALS_MAX];
 	size_t n;
+	unsigned long filtered; /* secrets the filter replaced in the details */
 };
 
 /* What the run tells about itself, for denials_collect. */
@@ -42,6 +45,7 @@ struct denial_facts {
 	const char (*proxy)[200];         /* the proxy's refusals */
 	size_t n_proxy;
 	const char *stderr_text, *stdout_text; /* filtered, for what can only be inferred */
+	const struct scrub_rules *scrub;       /* for what the run chose: paths, hosts */
 };
 
 void denials_collect(struct run_denials *d, const struct denial_facts *f);

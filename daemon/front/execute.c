@@ -217,8 +217,16 @@ static void complete(struct execute *x)
 	res.cleanup_failed = x->ex.cleanup_failed != 0;
 	res.disk_limited = x->ex.disk_limited != 0;
 	if (res.disk_limited) {
-		x->ex.message[sizeof(x->ex.message) - 1] = '\0'; /* from the launcher: terminate it ourselves */
-		snprintf(res.message, sizeof(res.message), "%s", x->ex.message);
+		/* From the supervisor: terminate it ourselves; it names a path,
+		 * so it goes out valid UTF-8 like everything in the reply. */
+		x->ex.message[sizeof(x->ex.message) - 1] = '\0';
+		bool rep;
+		char *m = utf8_clean(x->ex.message, strlen(x->ex.message), &rep);
+		size_t n = m ? utf8_cut(m, strlen(m), sizeof(res.message) - 1) : 0;
+		if (m)
+			memcpy(res.message, m, n);
+		res.message[n] = '\0';
+		free(m);
 	}
 	res.ms = x->ex.ms;
 	res.usage = x->ex.usage;
@@ -239,8 +247,9 @@ static void complete(struct execute *x)
 	    .have_oom = (res.usage.have & PRIVSEP_USAGE_OOM) != 0, .oom_killed = res.usage.oom_killed != 0,
 	    .have_pids_limited = (res.usage.have & PRIVSEP_USAGE_PIDS_LIMITED) != 0,
 	    .pids_limited = res.usage.pids_limited != 0, .ex = &x->ex, .proxy = proxy_denied,
-	    .n_proxy = n_proxy, .stderr_text = res.err, .stdout_text = res.out};
+	    .n_proxy = n_proxy, .stderr_text = res.err, .stdout_text = res.out, .scrub = x->env.scrub};
 	denials_collect(&res.denials, &facts);
+	res.filtered += res.denials.filtered;
 
 	/* Only the channel stays: the supervisor still tears the run down
 	 * after its exit record, and the launcher counts it until then. */

@@ -7,7 +7,9 @@
 jq '.name = "small" | .description = "tiny limits" | .output_max_bytes = 1024 | .pids_max = 16 | .memory_max_mb = 64 |
 	.timeout_s = {"default": 10, "max": 20}' "$ROOT/profiles/analyse.json" >"$T/small.json"
 E2E_PROFILES="$T/small.json"
-e2e_start
+SECRET=sk-vault-denial-secret-24680
+printf '%s\n' "$SECRET" >"$T/secrets"
+e2e_start "{\"secrets_file\": \"$T/secrets\"}"
 locks() { jf '[.denials[] | .lock + (if .inferred then "?" else "" end)] | join(",")'; }
 denial() { # DESC CMD PROFILE EXPECTED-LOCKS [EXTRA-JSON]
 	run_cmd "$2" "$3" "${5:-{\}}"
@@ -46,12 +48,66 @@ denial "noexec (inferred from exit 126)" 'printf "#!/bin/sh\necho ran\n" > x.sh;
 check_match "noexec: the hint names the test profile and interpreters" "$(jf '.denials[0].hint')" 'test profile.*bash x\.sh'
 denial "no DNS without network (inferred)" 'curl -sS https://example.com/ 2>&1' analyse 'network?'
 
+# A detail quotes what the run chose (a path, a socket's address, a host):
+# it leaves the front as the output does, filtered and valid UTF-8, cut
+# only between characters.  A stray byte would make a strict parser (the
+# client's jansson, Python's) refuse the whole reply.
+strict_json() { python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode("utf-8"))' 2>&1; }
+detail_of() { jf "[.denials[] | select(.lock == \"$1\") | .detail][0]"; }
+FF='d=$(printf "d\377"); mkdir -p "$d"; mkdir "$d/.git"; s=$?; rm -rf "$d"; exit $s'
+run_cmd "$FF" build
+check_eq "a path with byte 0xff: the reply is strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
+check_eq "0xff path: the byte is U+FFFD in the detail" "$(detail_of git)" \
+	"refused mkdir d"$'\xef\xbf\xbd'"/.git: it would create or change a .git"
+LONG='p=x$(printf "\303\251%.0s" $(seq 70)); mkdir -p "$p"; mkdir "$p/.git"; s=$?; rm -rf "$p"; exit $s'
+run_cmd "$LONG" build
+check_eq "a path cut inside a character (past 120 bytes): strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
+check_eq "the cut falls before the character it would split" "$(detail_of git)" \
+	"refused mkdir x$(printf '\303\251%.0s' $(seq 59)): it would create or change a .git"
+run_cmd "mkdir -p $SECRET; mkdir $SECRET/.git; rm -rf $SECRET" build
+check_eq "a secret in a .git path is filtered" "$(detail_of git)" \
+	'refused mkdir [filtered: vault key]/.git: it would create or change a .git'
+check_eq "... and counted (mkdir's message on stderr is the other), nowhere in the reply" \
+	"$(jf .filtered) $(grep -c vault-denial <<<"$BODY")" "2 0"
+run_cmd "curl -s -o /dev/null https://$SECRET.example/" build
+check_match "a secret in a host name the proxy refused is filtered" "$(detail_of proxy)" \
+	"^the egress proxy refused: host '\[filtered: vault key\]\.example' port 443 is not on the allowlist"
+check_eq "... nowhere in the reply" "$(grep -c vault-denial <<<"$BODY")" 0
+# The person's socket, named with the secret; the listener says when it
+# listens (a line on a pipe), so nothing waits on a clock.
+exec {ready}< <(exec python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind('$WS/$SECRET.sock'); s.listen(1); print('ready', flush=True); sys.stdin.read()" </dev/null)
+listener=$!
+read -r -u "$ready" line
+run_cmd "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"$SECRET.sock\")' 2>/dev/null" analyse
+check_eq "a secret in a unix socket's path is filtered" "$(detail_of unix-socket)" \
+	"refused a connect to the unix socket [filtered: vault key].sock: its listener is not this run's"
+kill "$listener" 2>/dev/null; exec {ready}<&-; rm -f "$WS/$SECRET.sock"
+# The same text in a stream's exit event and a job's status.
+api POST /v0/run "$(jq -nc --arg c "$FF" '{cmd: $c, profile: "build", stream: true}')"
+last=$(tail -n 1 <<<"$BODY")
+check_eq "stream: the exit event is strict JSON" "$STATUS $(printf '%s' "$last" | strict_json)" "200 "
+check_eq "stream: the detail has U+FFFD" "$(jq -r '.denials[0].detail' <<<"$last")" \
+	"refused mkdir d"$'\xef\xbf\xbd'"/.git: it would create or change a .git"
+api POST /v0/jobs "$(jq -nc --arg c "mkdir -p $SECRET; mkdir $SECRET/.git; rm -rf $SECRET; $FF" '{cmd: $c, profile: "build"}')"
+job=$(jf .job_id)
+for _ in $(seq 1 200); do # until it ended (bounded: 20 s)
+	api GET "/v0/jobs/$job"
+	[ "$(jf .state)" != running ] && break
+	sleep 0.1
+done
+check_eq "job status: strict JSON" "$STATUS $(jf .state) $(printf '%s' "$BODY" | strict_json)" "200 exited "
+check_eq "job status: both details clean" "$(jf '[.denials[].detail] | join("|")')" \
+	"refused mkdir [filtered: vault key]/.git: it would create or change a .git|refused mkdir d"$'\xef\xbf\xbd'"/.git: it would create or change a .git"
+
 # The client: one line per denial on stderr, after the command's own.
 export SHARNESS_URL="https://127.0.0.1:$PORT" SHARNESS_CA="$T/certs/ca.pem" SHARNESS_CERT="$T/certs/app.pem" SHARNESS_KEY="$T/certs/app.key"
 client_run run --profile build --cwd "$WS" -- 'mkdir -p sub; mkdir sub/.git'
 rm -rf "$WS/sub"
 check_match "client: a 'sharness: git: ...' line on stderr" "$ERR" $'Operation not permitted\nsharness: git: refused mkdir sub/\\.git: it would create or change a \\.git; runs may read repositories'
 check_eq "client: the command's exit code stands" "$RC" 1
+client_run run --profile build --cwd "$WS" -- "$FF"
+check_eq "client: a path with byte 0xff keeps the command's exit code (was 125: reply refused)" "$RC" 1
+check_match "client: ... and prints its denial" "$ERR" $'sharness: git: refused mkdir d\xef\xbf\xbd/\\.git'
 client_run run --profile analyse --cwd "$WS" -- 'touch x'
 check_match "client: an inferred one says so" "$ERR" 'sharness: read-only \(inferred from the output\): '
 check_match "audit: the run's line names the locks" "$(tail -n 20 "$T/audit.log" | grep '"denials"' | tail -1)" '"denials":\["read-only"\]'
