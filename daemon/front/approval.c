@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "audit.h"
 #include "log.h"
 
 enum state { PENDING, ALLOWED, DENIED };
@@ -162,6 +163,10 @@ char *approvals_list_json(struct approvals *a, bool raw)
 		cJSON_AddNumberToObject(e, "age_s", (double)(now.tv_sec - p->since.tv_sec));
 		cJSON_AddItemToArray(arr, e);
 	}
+	/* The fields are checked or cleaned where they come in (request.c,
+	 * runflow.c); one field missed must not make the listing unreadable
+	 * and hide every pending run from the person. */
+	audit_clean_strings(o);
 	char *out = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return out;

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "privsep.h"
+#include "utf8.h"
 
 void request_error_set(struct request_error *e, int status, const char *code, const char *fmt, ...)
 {
@@ -174,6 +175,12 @@ static int parse_fields(const cJSON *root, const struct config *cfg, const struc
 	if (cwd) {
 		if (!cJSON_IsString(cwd)) {
 			request_error_set(e, 400, "bad_field", "Field 'cwd' must be a string, not %s.", type_name(cwd));
+			return -1;
+		}
+		/* Only text: the approver's listing and every JSON line show the
+		 * cwd, and a byte that is not UTF-8 would make them unreadable. */
+		if (!utf8_valid(cwd->valuestring, strlen(cwd->valuestring))) {
+			request_error_set(e, 400, "bad_cwd", "Field 'cwd' must be valid UTF-8.");
 			return -1;
 		}
 		if (cwd->valuestring[0] != '/' || path_normalise(cwd->valuestring, norm, sizeof(norm)) < 0) {

@@ -197,3 +197,34 @@ check_eq "the approved run waited for the slot and ran" \
 check "it waited for the 'sleep 2' holding the slot (${waited} s after the approval)" \
 	awk -v w="$waited" 'BEGIN { exit !(w >= 1.0) }'
 wait "$BG"
+
+# --- a cwd that is not UTF-8 is refused at once (400 bad_cwd): it never
+# reaches the listing, which would be no JSON then, and the person would see
+# no pending run at all (approval_timeout_s 10 here: the legit run waits
+# while the checks run) ----------------------------------------------------------
+strict_json() { python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read().decode("utf-8"))' 2>&1; }
+start_admin 'echo legit-pending'
+legit=$(pending_id 'echo legit-pending')
+printf '{"cmd": "echo bad-cwd", "profile": "admin", "cwd": "%s/\xff"}' "$WS" >"$T/badcwd.json"
+curl -s -o "$T/badcwd.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+	--key "$T/certs/app.key" -H 'Content-Type: application/json' --data-binary @"$T/badcwd.json" \
+	"$SHARNESS_URL/v0/run" >"$T/badcwd.status" &
+bad=$!
+# Until its reply came, or the listing holds it (which an old build does).
+for _ in $(seq 1 50); do
+	kill -0 "$bad" 2>/dev/null || break
+	api GET /v0/approvals '' person
+	grep -aq bad-cwd <<<"$BODY" && break
+	sleep 0.1
+done
+api GET /v0/approvals '' person
+check_eq "non-UTF-8 cwd: the listing stays strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
+check_eq "... and shows the pending run, not the refused one" "$(jf '[.approvals[].cmd] | join(",")')" "echo legit-pending"
+SHARNESS_CERT=$T/certs/person.pem SHARNESS_KEY=$T/certs/person.key client_run approvals
+check_eq "sharness-client approvals reads it (exit 0, the pending run)" "$RC $(grep -c 'echo legit-pending' <<<"$OUT")" "0 1"
+wait "$bad"
+check_eq "non-UTF-8 cwd: 400 bad_cwd naming the field" \
+	"$(cat "$T/badcwd.status") $(jq -r '.error | .code + " " + .message' "$T/badcwd.body")" \
+	"400 bad_cwd Field 'cwd' must be valid UTF-8."
+api POST "/v0/approvals/$legit" '{"decision": "deny"}' person
+wait "$ADM"

@@ -174,6 +174,19 @@ TEST(profiles_and_cwd)
 	/* A prefix that is not a path component is not inside. */
 	snprintf(body, sizeof(body), "{\"cmd\":\"x\",\"cwd\":\"%sx\"}", cfg.workspaces[0]);
 	expect_error(body, 404, "cwd_outside_workspace");
+	/* Inside, but not text: the approver's listing would be no JSON. */
+	/* A stray byte, a cut character, a surrogate, an overlong '/'. */
+	const char *bad[] = {"/\xff", "/a\xc3", "/\xed\xa0\x80", "/\xc0\xaf"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), "{\"cmd\":\"x\",\"cwd\":\"%s%s\"}", cfg.workspaces[0], bad[i]);
+		CHECK_EQ_INT(parse(body, &r, &e), -1);
+		CHECK_EQ_INT(e.status, 400);
+		CHECK_STR(e.code, "bad_cwd");
+		CHECK_STR(e.message, "Field 'cwd' must be valid UTF-8.");
+	}
+	snprintf(body, sizeof(body), "{\"cmd\":\"x\",\"cwd\":\"%s/caf\xc3\xa9\"}", cfg.workspaces[0]);
+	CHECK_EQ_INT(parse(body, &r, &e), 0);
+	request_free(&r);
 }
 
 TEST(normalise_path)
