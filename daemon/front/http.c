@@ -61,20 +61,47 @@ static struct socket_state *socket_state_of(struct MHD_Connection *c)
 static const struct {
 	const char *path;
 	bool prefix;   /* path is a prefix: "/v0/approvals/" + id */
+	const char *sub; /* after a prefix's id: nothing or this ("": nothing; NULL: anything) */
 	const char *method;
 	enum route route;
 	enum who who;  /* runners are app and orchestrator */
 } routes[] = {
-	{"/v0/run", false, "POST", ROUTE_RUN, WHO_RUNNER},
-	{"/v0/profiles", false, "GET", ROUTE_PROFILES, WHO_ANY},
-	{"/v0/policy", false, "GET", ROUTE_POLICY, WHO_ANY},
-	{"/v0/approvals", false, "GET", ROUTE_APPROVALS, WHO_ANY},
-	{"/v0/approvals/", true, "POST", ROUTE_DECIDE, WHO_PERSON},
-	{"/v0/jobs", false, "POST", ROUTE_JOB_START, WHO_RUNNER},
-	{"/v0/jobs", false, "GET", ROUTE_JOB_LIST, WHO_RUNNER},
-	{"/v0/jobs/", true, "GET", ROUTE_JOB_GET, WHO_RUNNER},
-	{"/v0/jobs/", true, "DELETE", ROUTE_JOB_KILL, WHO_RUNNER},
+	{"/v0/run", false, NULL, "POST", ROUTE_RUN, WHO_RUNNER},
+	{"/v0/profiles", false, NULL, "GET", ROUTE_PROFILES, WHO_ANY},
+	{"/v0/policy", false, NULL, "GET", ROUTE_POLICY, WHO_ANY},
+	{"/v0/approvals", false, NULL, "GET", ROUTE_APPROVALS, WHO_ANY},
+	{"/v0/approvals/", true, NULL, "POST", ROUTE_DECIDE, WHO_PERSON},
+	{"/v0/jobs", false, NULL, "POST", ROUTE_JOB_START, WHO_RUNNER},
+	{"/v0/jobs", false, NULL, "GET", ROUTE_JOB_LIST, WHO_RUNNER},
+	{"/v0/jobs/", true, "/output", "GET", ROUTE_JOB_GET, WHO_RUNNER},
+	{"/v0/jobs/", true, "", "DELETE", ROUTE_JOB_KILL, WHO_RUNNER},
 };
+#define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+static bool route_matches(size_t i, const char *url)
+{
+	size_t plen = strlen(routes[i].path);
+	if (!routes[i].prefix)
+		return strcmp(url, routes[i].path) == 0;
+	if (strncmp(url, routes[i].path, plen) != 0 || url[plen] == '\0')
+		return false;
+	const char *slash = strchr(url + plen, '/');
+	return !routes[i].sub || !slash || strcmp(slash, routes[i].sub) == 0;
+}
+
+/* A 405's Allow: every method of the routes the path matches. */
+static const char *allow_of(const char *url)
+{
+	static const char *const methods[] = {"GET", "POST", "DELETE"};
+	static const char *const allow[] = {"",       "GET",         "POST",         "GET, POST",
+	                                    "DELETE", "GET, DELETE", "POST, DELETE", "GET, POST, DELETE"};
+	unsigned mask = 0;
+	for (size_t i = 0; i < N_ROUTES; i++)
+		for (unsigned m = 0; m < 3; m++)
+			if (route_matches(i, url) && strcmp(routes[i].method, methods[m]) == 0)
+				mask |= 1u << m;
+	return allow[mask];
+}
 
 void http_keep_alive(struct MHD_Connection *c, struct MHD_Response *r)
 {
@@ -139,7 +166,7 @@ char *http_error_body(const struct request_error *e, const char *url, const char
 		*hvalue = "1";
 	} else if (e->status == 405) {
 		*hname = "Allow";
-		*hvalue = strcmp(url, "/v0/run") == 0 || strncmp(url, "/v0/approvals/", 14) == 0 ? "POST" : "GET";
+		*hvalue = allow_of(url);
 	}
 	return body;
 }
@@ -269,10 +296,8 @@ static int admit(struct front *f, struct MHD_Connection *c, struct conn_ctx *x, 
 		return -1;
 	}
 	bool path_known = false;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		size_t plen = strlen(routes[i].path);
-		if (routes[i].prefix ? (strncmp(url, routes[i].path, plen) != 0 || url[plen] == '\0')
-		                     : strcmp(url, routes[i].path) != 0)
+	for (size_t i = 0; i < N_ROUTES; i++) {
+		if (!route_matches(i, url))
 			continue;
 		path_known = true;
 		if (strcmp(method, routes[i].method) != 0)

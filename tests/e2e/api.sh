@@ -101,6 +101,17 @@ api GET /v0/run
 check_eq "405 wrong method" "$STATUS/$(jf .error.code)" 405/method_not_allowed
 api POST /v0/policy '{}'
 check_eq "405 POST on a GET endpoint" "$STATUS" 405
+allow() { # METHOD PATH -> "STATUS ALLOW"
+	local st
+	st=$(curl -s -o /dev/null -D "$T/headers" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+		--key "$T/certs/app.key" -X "$1" "$SHARNESS_URL$2")
+	echo "$st $(tr -d '\r' <"$T/headers" | sed -n 's/^[Aa]llow: //p')"
+}
+jid=0123456789abcdef0123456789abcdef
+check_eq "405 Allow: every method of the path" \
+	"$(allow GET /v0/run), $(allow PUT /v0/policy), $(allow PUT /v0/jobs), $(allow PUT /v0/jobs/$jid), $(allow DELETE /v0/jobs/$jid/output), $(allow GET /v0/approvals/$jid)" \
+	"405 POST, 405 GET, 405 GET, POST, 405 GET, DELETE, 405 GET, 405 POST"
+check_eq "a job path that is no endpoint stays 404" "$(allow DELETE /v0/jobs/$jid/x) $(allow GET /v0/jobs/$jid/x)" "404  404 "
 head -c 3000000 /dev/zero | tr '\0' 'a' | sed 's/^/{"cmd":"/; s/$/"}/' >"$T/big.json"
 STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
 	--key "$T/certs/app.key" -H 'Content-Type: application/json' --data-binary @"$T/big.json" "$SHARNESS_URL/v0/run")
