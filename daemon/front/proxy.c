@@ -7,8 +7,11 @@
  * dial the checked sockaddrs, relay with a byte cap and an idle timeout.
  *
  * Shape: one thread per client connection (bounded per run), each owning
- * its two sockets.  A pipe, readable once proxy_free() starts, is in every
- * poll(2), so shutdown never races with an fd being closed and reused.
+ * its two sockets, detached.  A pipe, readable once proxy_free() starts, is
+ * in every poll(2), so shutdown never races with an fd being closed and
+ * reused.  proxy_free() never waits for a thread (one may sit in
+ * getaddrinfo(3), which nothing interrupts, and the caller is the front's
+ * one loop thread): the last thread to end frees the proxy.
  */
 #include "proxy.h"
 
@@ -43,7 +46,7 @@
 #define THREAD_STACK (512 * 1024) /* getaddrinfo's NSS modules need some room */
 #define RUN_ID_MAX 64
 
-enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
+enum slot_state { SLOT_FREE, SLOT_RUNNING };
 
 struct slot {
 	enum slot_state state;
@@ -63,6 +66,7 @@ struct proxy {
 	char run_id[RUN_ID_MAX];
 	int wake[2];     /* [0] becomes readable when proxy_free() starts */
 	bool closing;
+	unsigned running; /* connection threads alive: the last one frees a closing proxy */
 	struct slot *slots;
 	char denied[PROXY_DENIALS_MAX][200]; /* the first distinct refusals (403), for the reply */
 	size_t n_denied;
@@ -828,6 +832,18 @@ out:
 	free(head);
 }
 
+/* Frees a proxy no thread uses any more. */
+static void destroy(struct proxy *px)
+{
+	close(px->wake[0]);
+	close(px->wake[1]);
+	for (size_t i = 0; i < px->n_allow; i++)
+		free(px->allow[i]);
+	free(px->slots);
+	pthread_mutex_destroy(&px->mu);
+	free(px);
+}
+
 static void *conn_main(void *arg)
 {
 	struct slot *s = arg;
@@ -845,9 +861,12 @@ static void *conn_main(void *arg)
 	}
 	close(s->fd);
 	pthread_mutex_lock(&px->mu);
-	s->state = SLOT_DONE;
+	s->state = SLOT_FREE;
 	s->fd = -1;
+	bool last = --px->running == 0 && px->closing;
 	pthread_mutex_unlock(&px->mu);
+	if (last)
+		destroy(px);
 	return NULL;
 }
 
@@ -923,17 +942,6 @@ err_nomem:
 	return NULL;
 }
 
-/* Join threads that finished.  Called with px->mu held; they are past
- * their last use of the lock, so the join is immediate. */
-static void reap(struct proxy *px)
-{
-	for (unsigned i = 0; i < px->lim.max_conns; i++)
-		if (px->slots[i].state == SLOT_DONE) {
-			pthread_join(px->slots[i].tid, NULL);
-			px->slots[i].state = SLOT_FREE;
-		}
-}
-
 int proxy_serve_fd(struct proxy *px, int client_fd)
 {
 	struct slot *free_slot = NULL;
@@ -948,7 +956,6 @@ int proxy_serve_fd(struct proxy *px, int client_fd)
 		errno = ESHUTDOWN;
 		return -1;
 	}
-	reap(px);
 	for (unsigned i = 0; i < px->lim.max_conns && !free_slot; i++)
 		if (px->slots[i].state == SLOT_FREE)
 			free_slot = &px->slots[i];
@@ -982,6 +989,7 @@ int proxy_serve_fd(struct proxy *px, int client_fd)
 	free_slot->px = px;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* Signals belong to the front's main thread (sigwait); a connection
 	 * thread starts with all of them blocked. */
 	sigfillset(&all);
@@ -997,6 +1005,7 @@ int proxy_serve_fd(struct proxy *px, int client_fd)
 		return -1;
 	}
 	free_slot->state = SLOT_RUNNING;
+	px->running++;
 	pthread_mutex_unlock(&px->mu);
 	return 0;
 }
@@ -1018,25 +1027,13 @@ void proxy_free(struct proxy *px)
 
 	if (!px)
 		return;
+	/* No slot becomes RUNNING once `closing` is set; every poll(2) of
+	 * every connection thread watches wake[0]. */
 	pthread_mutex_lock(&px->mu);
 	px->closing = true;
+	bool none = px->running == 0;
 	pthread_mutex_unlock(&px->mu);
-	/* Every poll(2) of every connection thread watches wake[0]. */
 	(void)!write(px->wake[1], &one, 1);
-	/* No slot becomes RUNNING once `closing` is set; read each state under
-	 * the lock, join outside it (the thread takes the lock to finish). */
-	for (unsigned i = 0; i < px->lim.max_conns; i++) {
-		pthread_mutex_lock(&px->mu);
-		enum slot_state st = px->slots[i].state;
-		pthread_mutex_unlock(&px->mu);
-		if (st != SLOT_FREE)
-			pthread_join(px->slots[i].tid, NULL);
-	}
-	close(px->wake[0]);
-	close(px->wake[1]);
-	for (size_t i = 0; i < px->n_allow; i++)
-		free(px->allow[i]);
-	free(px->slots);
-	pthread_mutex_destroy(&px->mu);
-	free(px);
+	if (none)
+		destroy(px);
 }

@@ -19,6 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1080,6 +1084,54 @@ TEST(under_front_seccomp)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* A run's end must not wait for its proxy's threads: one in getaddrinfo(3)
+ * cannot be woken, and proxy_free runs on the front's one loop thread, which
+ * every connection and run shares.  In a child with network and mount
+ * namespaces of its own, a resolver at 127.0.0.1 that never answers holds a
+ * lookup for 5 s; proxy_free must come back at once (the last thread frees
+ * the proxy when the lookup gives up). */
+TEST(free_never_waits_for_a_lookup)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char conf[] = "/tmp/sharness-resolv-XXXXXX",
+		     req[] = "GET http://blackhole.example/ HTTP/1.1\r\n\r\n";
+		int fd = mkstemp(conf);
+		if (fd < 0 || unshare(CLONE_NEWNS | CLONE_NEWNET) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(2);
+		(void)!dprintf(fd, "nameserver 127.0.0.1\noptions timeout:5 attempts:1\n");
+		close(fd);
+		int bound = mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL);
+		unlink(conf);
+		if (bound < 0)
+			_exit(3);
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		struct ifreq ifr = {.ifr_name = "lo"};
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+		    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) < 0)
+			_exit(4);
+		struct sockaddr_in dns = {
+		    .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		if (bind(s, (struct sockaddr *)&dns, sizeof(dns)) < 0)
+			_exit(5);
+		struct proxy *px = make_proxy("blackhole.example", NULL, NULL);
+		int c = px ? px_client(px) : -1;
+		if (c < 0 || send(c, req, strlen(req), MSG_NOSIGNAL) < 0)
+			_exit(6);
+		/* The query came: the connection's thread is inside getaddrinfo. */
+		struct pollfd q = {.fd = s, .events = POLLIN};
+		if (poll(&q, 1, 3000) != 1)
+			_exit(7);
+		long long t0 = ms_now();
+		proxy_free(px);
+		_exit(ms_now() - t0 < 1000 ? 0 : 1);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+}
+
 int main(void)
 {
 	pthread_t ot;
@@ -1112,6 +1164,7 @@ int main(void)
 	RUN(proxy_new_refuses);
 	RUN(curl_http_and_tls);
 	RUN(under_front_seccomp);
+	RUN(free_never_waits_for_a_lookup);
 
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
