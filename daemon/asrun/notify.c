@@ -268,9 +268,10 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 			rc = -EACCES;
 			goto out;
 		}
+		int fl = fcntl(sock, F_GETFL);
 		rc = connect(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
 		(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &old, sizeof(old));
-		if (rc == -EAGAIN || rc == -EINPROGRESS)
+		if ((rc == -EAGAIN || rc == -EINPROGRESS) && fl >= 0 && !(fl & O_NONBLOCK)) /* it waited */
 			note(run, PRIVSEP_DENIAL_DAEMON, "a connect waited %d ms for its listener (a full backlog?) and was "
 			     "answered %s so that the run's timeout still holds: retry it", CONNECT_WAIT_MS,
 			     rc == -EAGAIN ? "EAGAIN" : "EINPROGRESS");
