@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 
 #include "live.h"
+#include "log.h"
 #include "utf8.h"
 
 struct live {
@@ -18,6 +19,8 @@ struct live {
 	bool done, gone;
 	bool full;           /* the run was told to stop reading */
 	bool suspended;      /* the reader found nothing and suspended conn */
+	bool lost;	     /* an event could not be kept: the stream ends in an error */
+	size_t lost_sent;    /* bytes of lost_line sent */
 	int holders;
 	struct MHD_Connection *conn;
 	void (*pressure)(void *arg, bool full);
@@ -52,16 +55,47 @@ static void wake_reader(struct live *l)
 	}
 }
 
-/* Append one line. */
+/* The last event when an event could not be kept (live_read sends it once
+ * what was kept is out).  Static: no memory is left to build one. */
+static const char lost_line[] =
+    "{\"event\":\"error\",\"error\":{\"code\":\"internal\",\"message\":\"The front ran out of memory "
+    "for this stream's output: the stream ends here and the run is killed.\",\"status\":500}}\n";
+
+/* An event that could not be kept must not vanish while the stream goes
+ * on ("data keeps all of the output"): nothing more is put, the run stops
+ * being read, and the stream ends with lost_line; its end before the exit
+ * event kills the run as a hang-up does (runflow_completed). */
+static void lose(struct live *l)
+{
+	if (l->lost || l->gone)
+		return;
+	l->lost = true;
+	log_warn("a streamed run's output could not be kept (out of memory): its stream ends with an error");
+	if (!l->full && !l->done && l->pressure) {
+		l->full = true;
+		l->pressure(l->arg, true);
+	}
+	wake_reader(l);
+}
+
+/* Append one line.  What was sent goes first once it is at least as much
+ * as what is unread: the buffer then holds under twice the unread bytes
+ * (kept near LIVE_BUFFER_MAX by the pressure) plus the line, however long
+ * the stream, and each byte moves at most once per byte sent before it. */
 static void put_line(struct live *l, const char *line, size_t n)
 {
-	if (l->gone)
+	if (l->gone || l->lost)
 		return;
-	if (l->off == l->len)
-		l->off = l->len = 0;
+	if (l->off && l->off >= l->len - l->off) {
+		memmove(l->buf, l->buf + l->off, l->len - l->off);
+		l->len -= l->off;
+		l->off = 0;
+	}
 	char *nb = realloc(l->buf, l->len + n + 1);
-	if (!nb)
-		return; /* out of memory: the event is lost, the final reply is not */
+	if (!nb) {
+		lose(l);
+		return;
+	}
 	l->buf = nb;
 	memcpy(l->buf + l->len, line, n);
 	l->len += n;
@@ -86,6 +120,8 @@ static void put_event(struct live *l, int which, const char *data, size_t len)
 	free(clean);
 	if (line)
 		put_line(l, line, strlen(line));
+	else
+		lose(l);
 	free(line);
 }
 
@@ -112,8 +148,10 @@ void live_output(void *arg, int which, const char *buf, size_t len)
 	/* The carried bytes first, then all but a new cut character. */
 	size_t total = l->carry_len[which] + len;
 	char *joined = malloc(total);
-	if (!joined)
+	if (!joined) {
+		lose(l);
 		return;
+	}
 	memcpy(joined, l->carry[which], l->carry_len[which]);
 	memcpy(joined + l->carry_len[which], buf, len);
 	size_t keep = cut_char(joined, total);
@@ -145,13 +183,20 @@ ssize_t live_read(void *arg, uint64_t pos, char *buf, size_t max)
 		size_t take = l->len - l->off < max ? l->len - l->off : max;
 		memcpy(buf, l->buf + l->off, take);
 		l->off += take;
-		if (l->full && l->len - l->off <= LIVE_BUFFER_MAX / 2) {
+		if (l->full && !l->lost && l->len - l->off <= LIVE_BUFFER_MAX / 2) {
 			l->full = false;
 			l->pressure(l->arg, false);
 		}
 		return (ssize_t)take;
 	}
-	if (l->done)
+	if (l->lost && l->lost_sent < sizeof(lost_line) - 1) {
+		size_t left = sizeof(lost_line) - 1 - l->lost_sent;
+		size_t take = left < max ? left : max;
+		memcpy(buf, lost_line + l->lost_sent, take);
+		l->lost_sent += take;
+		return (ssize_t)take;
+	}
+	if (l->done || l->lost)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	if (l->gone || !l->conn)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
