@@ -110,6 +110,7 @@ static int output(const struct conf *c, const struct job_args *a)
 			fd_write_all(strcmp(st, "stderr") == 0 ? 2 : 1, json_string_value(d) ? json_string_value(d) : "",
 			          json_string_length(d));
 		}
+		long long asked = since;
 		since = json_integer_value(json_object_get(r, "next"));
 		bool more = json_is_true(json_object_get(r, "more"));
 		bool running = strcmp(str(r, "state"), "running") == 0;
@@ -118,7 +119,10 @@ static int output(const struct conf *c, const struct job_args *a)
 			return 0;
 		if (!more && !running)
 			break;
-		if (!more)
+		/* A daemon that says "more" but did not move on (an older one
+		 * held back a character cut at the cap's gap, forever) is
+		 * polled, not spun on. */
+		if (!more || since <= asked)
 			sleep_ms(FOLLOW_POLL_MS);
 	}
 	/* Ended: its exit code, and what its locks refused. */

@@ -308,6 +308,12 @@ char *jobs_status(struct jobs *j, const char *id, const char *owner_fp)
 	return out;
 }
 
+/* Whether the cap dropped bytes between the head and the tail. */
+static bool gap(const struct job_out *o)
+{
+	return o->head_len < o->total - o->tail_len;
+}
+
 /* Bytes from absolute offset `since` on, at most max: where they are. */
 static size_t read_from(const struct job_out *o, uint64_t since, char *dst, size_t max, uint64_t *from)
 {
@@ -347,9 +353,15 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 		size_t n = 0;
 		if (buf && since < o->total)
 			n = read_from(o, since, buf, JOB_READ_MAX, &from);
-		/* End on a whole UTF-8 character when more follows. */
+		/* End on a whole UTF-8 character when the rest of it is kept
+		 * right after: the next read starts with it.  A read that stopped
+		 * at the head's end, where the cap dropped bytes, has no such
+		 * rest: its cut character goes out as U+FFFD (utf8_clean), as the
+		 * tail's first bytes do when it starts inside one - held back, it
+		 * would be read and held back again forever. */
 		size_t cut = n;
-		if (n && from + n < o->total)
+		bool rest_follows = from + n < o->total && !(from + n == o->head_len && gap(o));
+		if (n && rest_follows)
 			for (size_t back = 1; back <= 3 && back <= n; back++) {
 				unsigned char ch = (unsigned char)buf[n - back];
 				if ((ch & 0xc0) == 0x80)
@@ -359,6 +371,8 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 					cut = n - back;
 				break;
 			}
+		if (cut == 0)
+			cut = n; /* never "more" with nothing read: every read moves on */
 		bool replaced = false;
 		char *clean = buf ? utf8_clean(buf, cut, &replaced) : NULL;
 		cJSON *r = cJSON_CreateObject();

@@ -94,6 +94,40 @@ api GET "/v0/jobs/$JOB/output?since=$next"
 check_eq "cap: then the tail, past what was dropped" "$(jf '[.skipped, (.data | length), .next, .more] | @json')" '[2976,512,4000,false]'
 check_match "cap: the tail ends with the last line" "$(jf .data)" 'line 0400$'
 
+# A UTF-8 character across the head's end: its rest was dropped, so it goes
+# out as U+FFFD and the next read moves on to the tail (held back, it was
+# read and held back again forever: next == since, "more": true, no data).
+# Its lead byte at 511 (2, 3 and 4 bytes long), 510 (3 bytes) and 509 (4 bytes).
+read_all() { # -> READS "since>next ..." and DATA; fails when a read does not move on
+	local since=0 more=true n=0
+	READS= DATA=
+	while [ "$more" = true ] && [ $n -lt 10 ]; do
+		api GET "/v0/jobs/$JOB/output?since=$since"
+		n=$((n + 1))
+		READS="$READS $since>$(jf .next)"
+		DATA="$DATA$(jf .data)"
+		more=$(jf .more)
+		[ "$(jf .next)" -gt "$since" ] || { [ "$more" = false ] && break; return 1; }
+		since=$(jf .next)
+	done
+	[ "$more" = false ] && [ "$since" = "$(jf .total)" ]
+}
+for c in '511 \303\251' '511 \342\224\200' '511 \360\237\230\200' '510 \342\224\200' '509 \360\237\230\200'; do
+	pre=${c%% *} ch=${c#* }
+	job "head -c $pre /dev/zero | tr '\\0' a; for i in 1 2 3 4 5 6 7 8 9 10; do printf '$ch'; done; head -c 2000 /dev/zero | tr '\\0' b" '{"profile": "tiny"}'
+	ended
+	check "cap: a character across the head's end at $pre ($ch): every read moves on, to the end" read_all
+	echo "# reads:$READS"
+	check_match "cap: ... the head's $pre bytes, U+FFFD for what is left of the character, then the tail" \
+		"$DATA" "^a{$pre}(�)+b{512}\$"
+done
+# The client's -f reaches the job's end (it spun on the stuck offset).
+cd "$WS"
+id=$("$CLIENT" job start --profile tiny -- "head -c 511 /dev/zero | tr '\\0' a; printf '\\342\\224\\200'; head -c 2000 /dev/zero | tr '\\0' b")
+timeout 30 "$CLIENT" job output "$id" -f >"$T/follow.out" 2>"$T/follow.err"; rc=$?
+check_eq "client: job output -f across a cut character reaches the end" "$rc $(wc -c <"$T/follow.out")" "0 1026"
+cd - >/dev/null
+
 # max_jobs per certificate.
 for i in 1 2 3; do job 'sleep 5'; done
 job 'echo one-too-many'
