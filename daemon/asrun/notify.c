@@ -278,10 +278,9 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		goto out;
 	}
 	struct sockaddr_un sun;
-	struct sockaddr_un tmp;
-	memcpy(&tmp, &addr, sizeof(tmp));
-	/* A connected or listening socket: the kernel's answers. */
-	if (listening) {
+	/* The kernel's answers: to an address longer than a sockaddr_un
+	 * (unix_validate_addr, checked first), a listening or a connected socket. */
+	if ((size_t)ulen > sizeof(sun) || listening) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -303,7 +302,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 	q = (struct actor_req){.id = req->id, .op = ACTOR_CONNECT, .flags = type, .len = (uint64_t)ulen,
 	                       .n_fds = 1, .cloexec = target_cloexec(pid, fdnum), .replace = fdnum,
 	                       .blocking = fl >= 0 && !(fl & O_NONBLOCK)};
-	memcpy(q.a, tmp.sun_path, (size_t)ulen - path_off);
+	memcpy(q.a, ((const struct sockaddr_un *)&addr)->sun_path, (size_t)ulen - path_off);
 	int cwd = base_fd(pid, AT_FDCWD);
 	if (cwd < 0) {
 		rc = cwd;
