@@ -175,7 +175,7 @@ static int reopen(int pathfd, int flags)
 {
 	char link[32];
 	snprintf(link, sizeof(link), "self/fd/%d", pathfd);
-	return openat(hostproc, link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC);
+	return openat(hostproc, link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY);
 }
 
 /* Split `path` into its parent (opened O_PATH, beneath `base`) and its
@@ -386,7 +386,7 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 		if ((q->flags & O_CREAT) || (q->flags & __O_TMPFILE) == __O_TMPFILE)
 			if ((rc = refuse_mode(q->mode, false)) < 0)
 				return rc;
-		rc = act_open(base0, q->a, q->flags, q->mode, 0);
+		rc = act_open(base0, q->a, q->flags | O_NOCTTY, q->mode, 0);
 		if (rc >= 0) {
 			*out_fd = rc;
 			rc = 0;

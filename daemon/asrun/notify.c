@@ -426,9 +426,14 @@ static int base_fd(pid_t pid, int dirfd)
  * random, urandom and tty on a read-only tmpfs, and Landlock grants writes
  * there to every profile (sandbox_run.c), so the kernel's answer to these
  * paths is known:
- *   - /dev/tty is ENXIO: the command starts a session of its own (setsid,
- *     sandbox_run.c) and the view has no pty to make a controlling
- *     terminal of, so no process of the run ever has one;
+ *   - /dev/tty is ENXIO, with any flags: the command starts a session of
+ *     its own (setsid, sandbox_run.c) and the view has no pty to make a
+ *     controlling terminal of, so no process of the run ever has one (the
+ *     kernel would answer O_CREAT|O_EXCL, O_DIRECTORY and O_PATH before
+ *     the device's ENXIO: EEXIST, ENOTDIR, a descriptor that opens
+ *     nothing; ENXIO refuses as well).  Other names for it (a symlink,
+ *     /proc/self/fd/N) reach the actor, which has no controlling terminal
+ *     either (asrun/actor_main.c), so they are ENXIO too;
  *   - /dev/null, /dev/zero and /dev/full are the host's devices, which we
  *     open ourselves with the call's access mode and hand over.
  * This is safe against a thread that rewrites the path after we read it,
@@ -446,13 +451,15 @@ static int answer_device(int listener, const struct seccomp_notif *req, struct s
 	uint64_t addr = req->data.nr == SYS_openat ? req->data.args[1] : req->data.args[0];
 	int flags = (int)(req->data.nr == SYS_openat ? req->data.args[2] : req->data.args[1]);
 	char path[16];
-	if ((req->data.nr != SYS_open && req->data.nr != SYS_openat) || (flags & ~plain) ||
-	    (flags & O_ACCMODE) == O_ACCMODE || read_string((pid_t)req->pid, addr, path, sizeof(path)) < 0)
+	if ((req->data.nr != SYS_open && req->data.nr != SYS_openat) ||
+	    read_string((pid_t)req->pid, addr, path, sizeof(path)) < 0)
 		return 0;
-	if (strcmp(path, "/dev/tty") == 0) {
+	if (strcmp(path, "/dev/tty") == 0) { /* whatever the flags */
 		resp->error = -ENXIO;
 		return 1;
 	}
+	if ((flags & ~plain) || (flags & O_ACCMODE) == O_ACCMODE)
+		return 0;
 	size_t i = 0;
 	while (i < sizeof(devices) / sizeof(devices[0]) && strcmp(path, devices[i]) != 0)
 		i++;
