@@ -113,7 +113,9 @@ ssize_t privsep_recv(int sock, void *msg, size_t len, int *fds, size_t maxfds)
 	}
 	if (r == 0 && got == 0)
 		return 0;
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+	/* An empty datagram may carry fds: not the end of the stream, which
+	 * would leave them open in the caller, but a message of the wrong size. */
+	if (r == 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 		for (size_t i = 0; i < maxfds; i++)
 			if (fds[i] >= 0) {
 				close(fds[i]);

@@ -143,7 +143,9 @@ int privsep_send(int sock, const void *msg, size_t len, const int *fds, size_t n
 int privsep_send_nowait(int sock, const void *msg, size_t len, const int *fds, size_t nfds);
 /* Receive one message into `msg` (room for `len` bytes) and up to `maxfds`
  * fds (missing ones are -1; extra fds are closed).  Returns the message's
- * length, 0 on EOF, -1 on error or a message larger than `len` (EPROTO).
+ * length, 0 on EOF (or an empty message without fds, which SOCK_SEQPACKET
+ * cannot tell from it), -1 on error or a message larger than `len` or empty
+ * with fds (EPROTO; the fds are closed).
  * The caller checks the header and that the length fits the type. */
 ssize_t privsep_recv(int sock, void *msg, size_t len, int *fds, size_t maxfds);
 

@@ -153,11 +153,18 @@ static void on_run(struct state *st, int ctl)
 	struct supervisor *sv = NULL;
 
 	ssize_t r = privsep_recv(ctl, &req, sizeof(req), fds, 2);
-	if (r <= 0) {
-		if (r < 0)
-			log_warn("dropped a malformed message from the front: %s", strerror(errno));
-		return;
+	if (r < 0)
+		log_warn("dropped a malformed message from the front: %s", strerror(errno));
+	if (r == 0) {
+		/* The end of the stream: the front exits (it never closes the
+		 * socket before), or shut it and lives on, of no more use, which a
+		 * poll would report again at once.  Read no more; once it is
+		 * gone, reap() stops every run, as on any exit of the front. */
+		st->ctl_gone = true;
+		kill(st->front, SIGKILL);
 	}
+	if (r <= 0)
+		return;
 	int chan = fds[0], payload = fds[1];
 	if (chan < 0)
 		goto out;
@@ -353,12 +360,8 @@ int launcher_serve(struct launcher *l, int ctl, pid_t front_pid)
 		}
 		/* The polled request before reaping: reap() serves the next ones
 		 * itself, so the poll's word on ctl is stale after it. */
-		if (pfd[1].revents & POLLIN) {
+		if (pfd[1].revents) /* a request, or the end of the stream (POLLHUP): on_run */
 			on_run(st, ctl);
-		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
-			st->stopping = true; /* front is going; SIGCHLD will follow */
-			st->ctl_gone = true;
-		}
 		if (signalled) {
 			reap(st, ctl);
 			if (st->stopping && st->n == 0 && st->front > 0 && !st->front_told) {

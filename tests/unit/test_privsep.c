@@ -4,6 +4,7 @@
  * sends.  The launcher runs for real in a child process; only messages that
  * must be refused are sent, so no sandbox is ever started.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -73,6 +74,32 @@ TEST(oversized_message_is_refused_and_its_fds_closed)
 	close(p[1]);
 	close(sp[0]);
 	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), 0); /* EOF */
+	close(sp[1]);
+}
+
+/* SOCK_SEQPACKET carries a datagram of no bytes, with fds: a message of
+ * the wrong size, whose fds are closed, not the end of the stream. */
+TEST(empty_message_with_fds_is_refused_and_its_fds_closed)
+{
+	int sp[2], p[2];
+	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	CHECK_EQ_INT(pipe(p), 0);
+	CHECK_EQ_INT(privsep_send(sp[0], "", 0, &p[0], 1), 0);
+	close(p[0]);
+	struct privsep_header h;
+	int fd = -2;
+	errno = 0;
+	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), -1);
+	CHECK_EQ_INT(errno, EPROTO);
+	CHECK_EQ_INT(fd, -1);
+	signal(SIGPIPE, SIG_IGN);
+	CHECK_EQ_INT(write(p[1], "x", 1), -1);
+	CHECK_EQ_INT(errno, EPIPE);
+	close(p[1]);
+	/* Without fds it reads as the end of the stream, which it cannot be told from. */
+	CHECK_EQ_INT(privsep_send(sp[0], "", 0, NULL, 0), 0);
+	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), 0);
+	close(sp[0]);
 	close(sp[1]);
 }
 
@@ -224,6 +251,91 @@ TEST(launcher_rechecks_every_field)
 	close(ctl_front);
 }
 
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	int n = 0;
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The launcher's answer to a message that never reaches the checks:
+ * afterwards every earlier message was read. */
+static void sync_launcher(void)
+{
+	char junk[7] = "garbage";
+	int chan[2], none[1];
+	struct privsep_exit ex;
+	socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan);
+	privsep_send(ctl_front, junk, sizeof(junk), &chan[1], 1);
+	close(chan[1]);
+	CHECK_EQ_INT(privsep_recv(chan[0], &ex, sizeof(ex), none, 0), sizeof(ex));
+	close(chan[0]);
+}
+
+/* A (compromised) front: empty messages with fds leak none in the
+ * launcher; a control socket it shuts (and lives on) ends it and the
+ * launcher, which neither spins nor waits for it forever. */
+TEST(launcher_keeps_no_fds_of_empty_messages_and_ends_with_the_stream)
+{
+	start_launcher();
+	sync_launcher();
+	int before = count_fds(launcher_pid);
+	for (int i = 0; i < 100; i++) {
+		int chan[2];
+		socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan);
+		privsep_send(ctl_front, "", 0, chan, 2);
+		close(chan[0]);
+		close(chan[1]);
+	}
+	sync_launcher();
+	int after = count_fds(launcher_pid);
+	/* 200 more if they leaked; the launcher's own may come and go (a
+	 * supervisor's socket). */
+	if (after > before)
+		fprintf(stderr, "# the launcher held %d fds, then %d\n", before, after);
+	CHECK(before > 0 && after < before + 10);
+
+	CHECK_EQ_INT(shutdown(ctl_front, SHUT_WR), 0);
+	int ws = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 100 && (got = waitpid(launcher_pid, &ws, WNOHANG)) == 0; i++)
+		usleep(50 * 1000);
+	if (got == 0) {
+		/* Say whether it spun, and end it and its front (which waits in pause()). */
+		char path[64], buf[512];
+		unsigned long ut = 0, st = 0;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)launcher_pid);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(buf, sizeof(buf), f) && strrchr(buf, ')'))
+			sscanf(strrchr(buf, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			       &ut, &st);
+		if (f)
+			fclose(f);
+		fprintf(stderr,
+			"# the launcher did not end within 5 s of the stream's end (%lu ticks of CPU)\n",
+			ut + st);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)launcher_pid,
+			 (int)launcher_pid);
+		f = fopen(path, "r");
+		for (int child; f && fscanf(f, "%d", &child) == 1;)
+			kill(child, SIGKILL);
+		if (f)
+			fclose(f);
+		kill(launcher_pid, SIGKILL);
+		waitpid(launcher_pid, &ws, 0);
+	}
+	CHECK_EQ_INT(got, launcher_pid);
+	/* Its front was killed: an abnormal end, as any end of the front. */
+	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 1);
+	close(ctl_front);
+}
+
 int main(void)
 {
 	char err[256];
@@ -233,6 +345,8 @@ int main(void)
 	}
 	RUN(message_with_fds);
 	RUN(oversized_message_is_refused_and_its_fds_closed);
+	RUN(empty_message_with_fds_is_refused_and_its_fds_closed);
 	RUN(launcher_rechecks_every_field);
+	RUN(launcher_keeps_no_fds_of_empty_messages_and_ends_with_the_stream);
 	return harness_done();
 }
