@@ -295,8 +295,8 @@ TEST(launcher_keeps_no_fds_of_empty_messages_and_ends_with_the_stream)
 	}
 	sync_launcher();
 	int after = count_fds(launcher_pid);
-	/* 200 more if they leaked; the launcher's own may come and go (a
-	 * supervisor's socket). */
+	/* 200 more if they leaked; a few of the launcher's own may come and go
+	 * meanwhile (its supervisors start and end). */
 	if (after > before)
 		fprintf(stderr, "# the launcher held %d fds, then %d\n", before, after);
 	CHECK(before > 0 && after < before + 10);
