@@ -752,6 +752,13 @@ static int check_instance(struct doctor *d, const struct config *cfg, long *pid)
 		fail(d, "other daemons: %s: mount /proc", err);
 		return 0;
 	}
+	if (h.lookalike_uid > 0)
+		pass(d,
+		     "a claim of uid_range %" PRIu64 "-%" PRIu64
+		     " naming pid %ld was made by uid %ld, not root: no "
+		     "sharnessd, and a start ignores it (`ss -axp | grep sharnessd:range` shows its process)",
+		     h.lookalike_first, h.lookalike_first + h.lookalike_count - 1, h.lookalike_pid,
+		     h.lookalike_uid);
 	int same = h.range_pid && h.range_first == cfg->uid_first && h.range_count == cfg->uid_count &&
 		   h.dir_locked && h.dir_pid == h.range_pid;
 	if (same) {

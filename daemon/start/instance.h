@@ -31,13 +31,17 @@ int instance_record_cgroup(const char *state_dir, const char *dir);
 /* Read-only probe for `sharnessd --doctor`: who holds what instance_claim
  * would take, without creating, binding or keeping anything.  range_pid: a
  * live daemon whose registered range overlaps [first, first+count), with
- * that range; dir_locked: <state_dir>/sharnessd.lock exists and is locked,
+ * that range (a claim root made); lookalike_uid: the uid that made a claim
+ * of that form that is ignored (instance.c says why), -1 if none, with the
+ * pid and range it names; dir_locked: <state_dir>/sharnessd.lock exists and is locked,
  * dir_pid the pid written in it (0 unreadable).  The lock is tested with a
  * shared, non-blocking flock released at once; a missing file is left
  * missing.  -1 with err when /proc/net/unix cannot be read. */
 struct instance_holders {
 	long range_pid;
 	uint64_t range_first, range_count;
+	long lookalike_uid, lookalike_pid;
+	uint64_t lookalike_first, lookalike_count;
 	int dir_locked;
 	long dir_pid;
 };
