@@ -156,3 +156,28 @@ run_cmd() { # CMD [PROFILE] [EXTRA_JSON]
 	body=$(jq -nc --arg cmd "$1" --arg p "${2:-analyse}" --argjson x "${3:-{\}}" '{cmd: $cmd, profile: $p} + $x')
 	api POST /v0/run "$body"
 }
+
+# Attack tests run only inside a proven sandbox.  prove_sandboxed PROFILE
+# [EXTRA_JSON]: the identity probe (tests/probes, make probes), run under
+# PROFILE, which must let it execute (exec_paths), shows from inside a
+# non-root uid, an own pid namespace and private /proc, no capabilities,
+# no_new_privs, a seccomp filter, its own hostname and only fds 0-2; proof=1 when all held,
+# else 0 (each check is reported).  A test's attacks look at $proof first.
+prove() { # DESC GOT EXPECTED-REGEX
+	if [[ "$2" =~ $3 ]]; then ok "proof: $1"; else not_ok "proof: $1" "got: $2"; proof=0; fi
+}
+prove_sandboxed() {
+	local id
+	run_cmd "$ROOT/build/probes/probe_identity" "$1" "${2:-{\}}"
+	id=$(jf .stdout)
+	proof=1
+	prove "the probe ran" "$STATUS/$(jf .exit)" '^200/0$'
+	prove "non-root uid" "$(grep '^uid ' <<<"$id")" "^uid ([1-9][0-9]{6,}) \\1 \\1$"
+	prove "own pid namespace (init is pid 1, few processes)" "$(grep -E '^(pid1|procs) ' <<<"$id" | tr '\n' ' ')" '^pid1 sharnessd procs [1-4] $'
+	prove "no capabilities" "$(grep -E '^Cap(Prm|Eff|Bnd|Amb) ' <<<"$id" | awk '{print $2}' | sort -u)" '^0+$'
+	prove "no_new_privs" "$(grep '^NoNewPrivs ' <<<"$id")" '^NoNewPrivs 1$'
+	prove "seccomp filter" "$(grep '^Seccomp ' <<<"$id")" '^Seccomp 2$'
+	prove "hostname" "$(grep '^hostname ' <<<"$id")" '^hostname sandbox$'
+	prove "only fds 0, 1, 2" "$(grep '^fds ' <<<"$id")" '^fds 0,1,2$'
+	prove "private /proc" "$(run_cmd 'ls /proc | grep -c "^[0-9]"' "$1" "${2:-{\}}"; jf .stdout)" '^[1-5]$'
+}

@@ -63,19 +63,7 @@ check_match "the daemon has a controlling terminal (as under make run)" \
 	"$(awk '{print $7}' "/proc/$DAEMON_PID/stat")" '^[1-9][0-9]*$'
 
 # --- Proof: are commands really sandboxed? -------------------------------
-run_cmd "$PROBES/probe_identity" probe
-id=$(jf .stdout)
-proof=1
-prove() { # DESC GOT EXPECTED-REGEX
-	if [[ "$2" =~ $3 ]]; then ok "proof: $1"; else not_ok "proof: $1" "got: $2"; proof=0; fi
-}
-prove "the probe ran" "$STATUS/$(jf .exit)" '^200/0$'
-prove "non-root uid" "$(grep '^uid ' <<<"$id")" "^uid ([1-9][0-9]{6,}) \\1 \\1$"
-prove "own pid namespace" "$(grep -E '^(pid1|procs) ' <<<"$id" | tr '\n' ' ')" '^pid1 sharnessd procs [1-4] $'
-prove "no capabilities" "$(grep -E '^Cap(Prm|Eff|Bnd|Amb) ' <<<"$id" | awk '{print $2}' | sort -u)" '^0+$'
-prove "no_new_privs" "$(grep '^NoNewPrivs ' <<<"$id")" '^NoNewPrivs 1$'
-prove "seccomp filter" "$(grep '^Seccomp ' <<<"$id")" '^Seccomp 2$'
-prove "only fds 0, 1, 2" "$(grep '^fds ' <<<"$id")" '^fds 0,1,2$'
+prove_sandboxed probe
 
 verdict() { # DESC CMD EXPECTED-STDOUT-REGEX -- runs only when the proof held
 	if [ "$proof" != 1 ]; then

@@ -26,21 +26,7 @@ e2e_start "{\"secrets_file\": \"$T/secrets\"}"
 unset ANTHROPIC_API_KEY
 
 # --- Proof: are commands really sandboxed? -------------------------------
-run_cmd "$PROBES/probe_identity" probe
-id=$(jf .stdout)
-proof=1
-prove() { # DESC GOT EXPECTED-REGEX
-	if [[ "$2" =~ $3 ]]; then ok "proof: $1"; else not_ok "proof: $1" "got: $2"; proof=0; fi
-}
-prove "the probe ran" "$STATUS/$(jf .exit)" '^200/0$'
-prove "non-root uid" "$(grep '^uid ' <<<"$id")" "^uid ([1-9][0-9]{6,}) \\1 \\1$"
-prove "own pid namespace (init is pid 1, few processes)" "$(grep -E '^(pid1|procs) ' <<<"$id" | tr '\n' ' ')" '^pid1 sharnessd procs [1-4] $'
-prove "no capabilities" "$(grep -E '^Cap(Prm|Eff|Bnd|Amb) ' <<<"$id" | awk '{print $2}' | sort -u)" '^0+$'
-prove "no_new_privs" "$(grep '^NoNewPrivs ' <<<"$id")" '^NoNewPrivs 1$'
-prove "seccomp filter" "$(grep '^Seccomp ' <<<"$id")" '^Seccomp 2$'
-prove "hostname" "$(grep '^hostname ' <<<"$id")" '^hostname sandbox$'
-prove "only fds 0, 1, 2" "$(grep '^fds ' <<<"$id")" '^fds 0,1,2$'
-prove "private /proc" "$(run_cmd 'ls /proc | grep -c "^[0-9]"' probe; jf .stdout)" '^[1-5]$'
+prove_sandboxed probe
 
 attack() { # DESC CMD [PROFILE] [EXTRA] -- runs only when the proof held
 	if [ "$proof" != 1 ]; then
