@@ -96,18 +96,24 @@ static int make_payload(const struct run_request *r)
 
 static void map_error(const struct privsep_exit *ex, struct request_error *e)
 {
+	/* The record comes from a supervisor already the run's uid: its
+	 * message need not end within the field. */
+	char m[sizeof(ex->message)];
+	size_t n = strnlen(ex->message, sizeof(m) - 1);
+	memcpy(m, ex->message, n);
+	m[n] = '\0';
 	switch (ex->error) {
 	case PRIVSEP_ERR_INVALID:
-		request_error_set(e, 400, "refused", "%s", ex->message);
+		request_error_set(e, 400, "refused", "%s", m);
 		break;
 	case PRIVSEP_ERR_CAPACITY:
-		request_error_set(e, 503, "at_capacity", "%s", ex->message);
+		request_error_set(e, 503, "at_capacity", "%s", m);
 		break;
 	case PRIVSEP_ERR_CWD:
-		request_error_set(e, 404, "cwd_outside_workspace", "%s", ex->message);
+		request_error_set(e, 404, "cwd_outside_workspace", "%s", m);
 		break;
 	default:
-		request_error_set(e, 500, "sandbox_failed", "%s", ex->message);
+		request_error_set(e, 500, "sandbox_failed", "%s", m);
 		break;
 	}
 }

@@ -786,7 +786,7 @@ static void serve(struct conn *c)
 		refuse(c, 400, "deny", "a header line of the request is malformed");
 		return;
 	}
-	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.port, &idx);
+	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.connect, c->rq.port, &idx);
 	if (c->match == PROXY_MATCH_NONE) {
 		refuse(c, 403, "deny", "host '%s' port %u is not on the allowlist of profile '%s'",
 		       c->rq.host.text, c->rq.port, px->profile);

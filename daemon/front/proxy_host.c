@@ -330,7 +330,7 @@ int proxy_authority_parse(const char *in, size_t len, unsigned default_port,
 	return proxy_host_canon(in, hlen, host, why);
 }
 
-enum proxy_match proxy_allow_match(char *const *allow, size_t n, const struct proxy_host *host,
+enum proxy_match proxy_allow_match(char *const *allow, size_t n, const struct proxy_host *host, bool tunnel,
                                    unsigned port, size_t *index)
 {
 	enum proxy_match best = PROXY_MATCH_NONE;
@@ -344,7 +344,7 @@ enum proxy_match proxy_allow_match(char *const *allow, size_t n, const struct pr
 		if (colon) {
 			if (port_parse(colon + 1, strlen(colon + 1), &eport) < 0 || eport != port)
 				continue;
-		} else if (port != 80 && port != 443) {
+		} else if (port != 443 && (port != 80 || tunnel)) {
 			continue;
 		}
 		if (elen > 2 && e[0] == '*' && e[1] == '.') {

@@ -67,10 +67,12 @@ enum proxy_match {
 /*
  * Match a canonical host and port against allowlist entries ("host",
  * "*.suffix", either with ":PORT"; an entry without a port allows 80 and
- * 443).  A wildcard never matches an IP literal nor the bare suffix.  Returns
- * the strongest match; *index (may be NULL) is that entry's index.
+ * 443, and for a `tunnel` (CONNECT) only 443: a tunnel on 80 would carry
+ * plain HTTP whose Host the proxy never sees nor rewrites).  A wildcard
+ * never matches an IP literal nor the bare suffix.  Returns the strongest
+ * match; *index (may be NULL) is that entry's index.
  */
-enum proxy_match proxy_allow_match(char *const *allow, size_t n, const struct proxy_host *host,
+enum proxy_match proxy_allow_match(char *const *allow, size_t n, const struct proxy_host *host, bool tunnel,
                                    unsigned port, size_t *index);
 
 enum proxy_addr_class {

@@ -180,7 +180,7 @@ static enum proxy_match match(char *const *allow, size_t n, const char *host, un
 
 	if (proxy_host_canon(host, strlen(host), &h, &why) < 0)
 		return (enum proxy_match)-1;
-	return proxy_allow_match(allow, n, &h, port, NULL);
+	return proxy_allow_match(allow, n, &h, false, port, NULL);
 }
 
 TEST(allow_match)
@@ -192,6 +192,15 @@ TEST(allow_match)
 	CHECK_EQ_INT(match(allow, n, "github.com", 443), PROXY_MATCH_EXACT_NAME);
 	CHECK_EQ_INT(match(allow, n, "GITHUB.COM.", 80), PROXY_MATCH_EXACT_NAME);
 	CHECK_EQ_INT(match(allow, n, "github.com", 22), PROXY_MATCH_NONE);  /* no port: 80 and 443 only */
+	/* A CONNECT tunnel: an entry without a port allows 443 only (on 80 it
+	 * would carry a Host the proxy never sees); one that names 80 allows it. */
+	struct proxy_host gh;
+	const char *bad;
+	char *port80[] = {"github.com:80"};
+	CHECK_EQ_INT(proxy_host_canon("github.com", 10, &gh, &bad), 0);
+	CHECK_EQ_INT(proxy_allow_match(allow, n, &gh, true, 80, NULL), PROXY_MATCH_NONE);
+	CHECK_EQ_INT(proxy_allow_match(allow, n, &gh, true, 443, NULL), PROXY_MATCH_EXACT_NAME);
+	CHECK_EQ_INT(proxy_allow_match(port80, 1, &gh, true, 80, NULL), PROXY_MATCH_EXACT_NAME);
 	CHECK_EQ_INT(match(allow, n, "github.com", 8443), PROXY_MATCH_NONE);
 	CHECK_EQ_INT(match(allow, n, "api.github.com", 443), PROXY_MATCH_NONE);
 	CHECK_EQ_INT(match(allow, n, "github.com.evil.example", 443), PROXY_MATCH_NONE);
@@ -226,7 +235,7 @@ TEST(allow_match)
 	struct proxy_host h;
 	const char *why;
 	CHECK_EQ_INT(proxy_host_canon("www.example.org", 15, &h, &why), 0);
-	CHECK_EQ_INT(proxy_allow_match(both, 2, &h, 443, &idx), PROXY_MATCH_EXACT_NAME);
+	CHECK_EQ_INT(proxy_allow_match(both, 2, &h, false, 443, &idx), PROXY_MATCH_EXACT_NAME);
 	CHECK_EQ_INT(idx, 1);
 }
 
