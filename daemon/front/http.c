@@ -235,10 +235,10 @@ static enum MHD_Result handle_job(struct front *f, struct MHD_Connection *c, str
 		return http_respond_error(f, c, &x->peer, method, url, &e, NULL);
 	}
 	if (x->route == ROUTE_JOB_KILL) {
-		bool ended = false;
-		if (jobs_kill(f->jobs, id, x->peer.fp, &ended) == 0) {
+		const char *state;
+		if (jobs_kill(f->jobs, id, x->peer.fp, &state) == 0) {
 			char b[128];
-			snprintf(b, sizeof(b), "{\"job_id\":\"%s\",\"state\":\"%s\"}", id, ended ? "ended" : "killed");
+			snprintf(b, sizeof(b), "{\"job_id\":\"%s\",\"state\":\"%s\"}", id, state);
 			body = strdup(b);
 		}
 	} else if (output) {

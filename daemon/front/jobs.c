@@ -408,18 +408,16 @@ char *jobs_list(struct jobs *j, const char *owner_fp)
 	return out;
 }
 
-int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, bool *ended)
+int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, const char **state)
 {
 	sweep(j);
 	struct job *b = find(j, id, owner_fp);
-	int rc = -1;
-	if (b) {
-		*ended = !b->running;
-		rc = 0;
-		if (b->running && b->kill) {
-			b->killed = true;
-			b->kill(b->kill_arg); /* the run is killed, and job_finish called */
-		}
+	if (!b)
+		return -1;
+	if (b->running && b->kill) {
+		b->killed = true;
+		b->kill(b->kill_arg); /* the run is killed, and job_finish called */
 	}
-	return rc;
+	*state = b->killed ? "killed" : state_of(b);
+	return 0;
 }

@@ -41,8 +41,9 @@ void job_finish(struct job *job, const char *exit_json, const char *error_json);
 char *jobs_status(struct jobs *j, const char *id, const char *owner_fp);
 char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int which, uint64_t since);
 char *jobs_list(struct jobs *j, const char *owner_fp);
-/* Kill a running job (its run is killed, its output kept).  0 done (or it
- * had ended already: *ended set), -1 no such job for this owner. */
-int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, bool *ended);
+/* Kill a running job (its run is killed, its output kept).  0 with *state
+ * its state now ("killed", or "exited" or "failed" when it had ended
+ * already), -1 no such job for this owner. */
+int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, const char **state);
 
 #endif

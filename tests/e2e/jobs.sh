@@ -83,6 +83,8 @@ job 'echo t; sleep 30' '{"timeout_s": 1}'
 ended
 api GET "/v0/jobs/$JOB"
 check_eq "a job ends at its timeout" "$(jf '[.state, .timed_out, .denials[0].lock] | @json')" '["exited",true,"timeout"]'
+api DELETE "/v0/jobs/$JOB"
+check_eq "DELETE of an ended job answers its state (exited), one the README names" "$STATUS $(jf .state)" "200 exited"
 
 # The cap: head and rolling tail, with what was skipped.
 job 'for i in $(seq 1 400); do printf "line %04d\n" $i; done' '{"profile": "tiny"}'
