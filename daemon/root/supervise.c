@@ -84,7 +84,10 @@ static noreturn void teardown_exit(struct run *r);
  * a symlink, the directory moved or made anew: a nested workspace's run or
  * a user owning a parent can) must never make root mount or idmap another
  * tree.  -1 otherwise. */
-#define open_workspace(r) mount_open_workspace((r)->workspace, (r)->ws_st)
+static int open_workspace(const struct run *r)
+{
+	return mount_open_workspace(r->workspace, r->ws_st);
+}
 
 /* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
 static noreturn void refuse(struct run *r, enum privsep_error e, const char *msg)
