@@ -52,14 +52,14 @@ TEST(message_with_fds)
 	close(sp[1]);
 }
 
-TEST(oversized_message_is_refused_and_its_fds_closed)
+/* Sends `len` bytes of `msg` on sp[0] with a pipe's read end, and checks
+ * that privsep_recv on sp[1] refuses it (EPROTO) and closes the fd it got:
+ * the pipe has no reader left. */
+static void check_refused_and_closed(int sp[2], const void *msg, size_t len)
 {
-	int sp[2], p[2];
-	char big[512];
-	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	int p[2];
 	CHECK_EQ_INT(pipe(p), 0);
-	memset(big, 0, sizeof(big));
-	CHECK_EQ_INT(privsep_send(sp[0], big, sizeof(big), &p[0], 1), 0);
+	CHECK_EQ_INT(privsep_send(sp[0], msg, len, &p[0], 1), 0);
 	close(p[0]);
 	struct privsep_header h;
 	int fd = -2;
@@ -67,11 +67,20 @@ TEST(oversized_message_is_refused_and_its_fds_closed)
 	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), -1);
 	CHECK_EQ_INT(errno, EPROTO);
 	CHECK_EQ_INT(fd, -1);
-	/* The received copy was closed: the pipe has no reader left. */
 	signal(SIGPIPE, SIG_IGN);
 	CHECK_EQ_INT(write(p[1], "x", 1), -1);
 	CHECK_EQ_INT(errno, EPIPE);
 	close(p[1]);
+}
+
+TEST(oversized_message_is_refused_and_its_fds_closed)
+{
+	int sp[2], fd = -2;
+	char big[512];
+	struct privsep_header h;
+	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	memset(big, 0, sizeof(big));
+	check_refused_and_closed(sp, big, sizeof(big));
 	close(sp[0]);
 	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), 0); /* EOF */
 	close(sp[1]);
@@ -81,21 +90,10 @@ TEST(oversized_message_is_refused_and_its_fds_closed)
  * the wrong size, whose fds are closed, not the end of the stream. */
 TEST(empty_message_with_fds_is_refused_and_its_fds_closed)
 {
-	int sp[2], p[2];
-	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	CHECK_EQ_INT(pipe(p), 0);
-	CHECK_EQ_INT(privsep_send(sp[0], "", 0, &p[0], 1), 0);
-	close(p[0]);
+	int sp[2], fd = -2;
 	struct privsep_header h;
-	int fd = -2;
-	errno = 0;
-	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), -1);
-	CHECK_EQ_INT(errno, EPROTO);
-	CHECK_EQ_INT(fd, -1);
-	signal(SIGPIPE, SIG_IGN);
-	CHECK_EQ_INT(write(p[1], "x", 1), -1);
-	CHECK_EQ_INT(errno, EPIPE);
-	close(p[1]);
+	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	check_refused_and_closed(sp, "", 0);
 	/* Without fds it reads as the end of the stream, which it cannot be told from. */
 	CHECK_EQ_INT(privsep_send(sp[0], "", 0, NULL, 0), 0);
 	CHECK_EQ_INT(privsep_recv(sp[1], &h, sizeof(h), &fd, 1), 0);
