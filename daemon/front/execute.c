@@ -6,8 +6,10 @@
  *   RUNNING   the pipes, stdin, the proxy's door and the channel (for the
  *             exit record) are watched; after the exit record every writer
  *             is gone, so the pipes' EOF is due at once (bounded: 2 s)
- *   TEARDOWN  `finished` was called; the channel is watched for its EOF (the
- *             supervisor removed the run), bounded at 5 s, then `released`
+ *   TEARDOWN  `finished` was called, or the owner left (execute_abort); our
+ *             side of the channel is shut, which tells the supervisor to
+ *             kill what is left; it is watched for its EOF (the supervisor
+ *             removed the run), bounded at 5 s, then `released`
  */
 #include "execute.h"
 
@@ -176,14 +178,17 @@ static void destroy(struct execute *x)
 	free(x);
 }
 
-/* The run failed: `finished` with the error, then `released` (the slot goes
- * back at once: the channel's close kills whatever is left). */
+static void begin_teardown(struct execute *x);
+
+/* The run failed: `finished` with the error, then `released` once its
+ * supervisor is gone.  Shutting our side of the channel tells the
+ * supervisor to kill whatever is left; it then tears the run down, and the
+ * launcher counts it until it exits: the slot goes back only then, or a
+ * queued request could meet the launcher's own bound (a 503). */
 static void fail(struct execute *x, const struct request_error *e)
 {
-	struct execute_hooks h = x->h;
-	destroy(x);
-	h.finished(h.arg, -1, NULL, e);
-	h.released(h.arg);
+	begin_teardown(x);
+	x->h.finished(x->h.arg, -1, NULL, e);
 }
 
 static void fail_internal(struct execute *x, const char *message)
@@ -202,7 +207,6 @@ static void complete(struct execute *x)
 {
 	struct run_result res;
 	struct request_error e;
-	struct loop *l = x->env.loop;
 
 	/* Whatever the pipes still held counts (their EOF may not have come). */
 	for (struct stream *s = &x->out; s; s = s == &x->out ? &x->err : NULL)
@@ -257,15 +261,7 @@ static void complete(struct execute *x)
 	denials_collect(&res.denials, &facts);
 	res.filtered += res.denials.filtered;
 
-	/* Only the channel stays: the supervisor still tears the run down
-	 * after its exit record, and the launcher counts it until then. */
-	loop_timer_cancel(l, &x->t_flush);
-	close_inputs(x);
-	x->state = TEARDOWN;
-	if (loop_watch(l, &x->w_chan, x->chan, EPOLLIN | EPOLLRDHUP, on_teardown, x) < 0)
-		loop_timer_set(l, &x->t_bound, 0, on_teardown_bound, x);
-	else
-		loop_timer_set(l, &x->t_bound, TEARDOWN_BOUND_MS, on_teardown_bound, x);
+	begin_teardown(x);
 	x->h.finished(x->h.arg, 0, &res, NULL);
 }
 
@@ -276,15 +272,45 @@ static void released(struct execute *x)
 	h.released(h.arg);
 }
 
+/* Until the channel's EOF: a record sent before the supervisor saw our
+ * side shut (STARTED with its pipes, an exit record) is read and dropped,
+ * its descriptors closed. */
 static void on_teardown(struct loop_watch *w, uint32_t revents)
 {
-	(void)revents; /* EOF, or anything: the supervisor has nothing more to say */
-	released(w->arg);
+	union {
+		struct privsep_started started;
+		struct privsep_exit ex;
+	} in;
+	(void)revents;
+	if (privsep_recv(w->fd, &in, sizeof(in), NULL, 0) > 0)
+		return;
+	released(w->arg); /* EOF, or an error: the supervisor has nothing more to say */
 }
 
 static void on_teardown_bound(struct loop_timer *t)
 {
 	released(t->arg);
+}
+
+/* Only the channel stays, our sending side shut (the supervisor kills the
+ * run, if it still lives, when it sees that): the supervisor tears the run
+ * down, and the launcher counts it until then, so `released` waits for the
+ * channel's EOF; bounded, since a stuck teardown is the launcher's to report. */
+static void begin_teardown(struct execute *x)
+{
+	struct loop *l = x->env.loop;
+	loop_timer_cancel(l, &x->t_flush);
+	loop_timer_cancel(l, &x->t_bound);
+	loop_unwatch(l, &x->w_chan);
+	close_inputs(x);
+	stream_close(x, &x->out);
+	stream_close(x, &x->err);
+	x->state = TEARDOWN;
+	if (x->chan < 0 || shutdown(x->chan, SHUT_WR) < 0 ||
+	    loop_watch(l, &x->w_chan, x->chan, EPOLLIN | EPOLLRDHUP, on_teardown, x) < 0)
+		loop_timer_set(l, &x->t_bound, 0, on_teardown_bound, x);
+	else
+		loop_timer_set(l, &x->t_bound, TEARDOWN_BOUND_MS, on_teardown_bound, x);
 }
 
 static void maybe_complete(struct execute *x)
@@ -522,7 +548,7 @@ struct execute *execute_start(const struct execute_env *env, const struct run_re
 void execute_abort(struct execute *x)
 {
 	if (x)
-		destroy(x);
+		begin_teardown(x);
 }
 
 static void on_watch_failed(struct loop_timer *t)

@@ -260,9 +260,8 @@ static void on_job_killed(void *arg)
 {
 	struct runflow *fl = arg;
 	struct request_error e;
-	execute_abort(fl->ex); /* the run's channel closes: the supervisor kills it */
+	execute_abort(fl->ex); /* the supervisor kills it; the slot comes back with on_released */
 	fl->ex = NULL;
-	give_back_slot(fl);
 	request_error_set(&e, 499, "job_killed", "The job was killed (DELETE).");
 	fail(fl, &e);
 }
@@ -524,7 +523,8 @@ static void wait_for_person(struct runflow *fl)
 /* ---- the client --------------------------------------------------------- */
 
 /* Leave wherever the request is: the approval withdrawn, the queue left,
- * the run killed (the channel's close).  The slot goes back at once. */
+ * the run killed.  A run's slot goes back once its supervisor is gone
+ * (on_released): the launcher counts the run until then. */
 static void leave(struct runflow *fl, const struct request_error *e)
 {
 	struct front *f = fl->f;
@@ -537,8 +537,9 @@ static void leave(struct runflow *fl, const struct request_error *e)
 	if (fl->ex) {
 		execute_abort(fl->ex);
 		fl->ex = NULL;
+	} else {
+		give_back_slot(fl);
 	}
-	give_back_slot(fl);
 	fail(fl, e);
 }
 

@@ -181,10 +181,10 @@ static void on_run(struct state *st, int ctl)
 		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY, "The daemon is shutting down; retry later.");
 		goto out;
 	}
-	/* The front admits at most max_runs and frees a slot when the exit
-	 * record arrives; the supervisor then still tears its run down for a
-	 * moment and counts here until it exits.  So our own bound, kept
-	 * against a front that would lie, leaves room for those. */
+	/* The front admits at most max_runs and frees a slot at the run's
+	 * channel's EOF (its supervisor exited), bounded at 5 s; we count a
+	 * supervisor until it is reaped.  So our own bound, kept against a
+	 * front that would lie, leaves room for those. */
 	if (busy(st) >= 2 * st->l->cfg->max_runs) {
 		privsep_send_error(chan, PRIVSEP_ERR_CAPACITY,
 		                   "All %u run slots are busy; retry in a moment.", st->l->cfg->max_runs);

@@ -1,0 +1,252 @@
+/*
+ * test_execute.c - a run's life in the front (daemon/front/execute.c) as
+ * seen from its slot: the test is the launcher and the supervisor, at the
+ * other end of the control socket and of the run's channel (real sockets,
+ * the real loop).
+ *
+ * What it holds: when the owner leaves (a client's hang-up, DELETE of a
+ * job), the supervisor is told (our side of the channel is shut: it sees
+ * POLLRDHUP, as watch.c polls for), and `released`, which gives the slot
+ * back, comes only once the supervisor is gone (the channel's EOF).  Before
+ * it, the front gave the slot back at once, so hang-ups could keep more
+ * teardowns going than the launcher's own bound allows, and a queued
+ * request met a 503 instead of its wait.  A record the supervisor still
+ * sends (STARTED with its pipes) is read and its descriptors closed.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "execute.h"
+#include "loop.h"
+#include "privsep.h"
+#include "profile.h"
+#include "request.h"
+#include "scrub.h"
+
+static struct scrub_rules *R;
+static int n_finished, n_released;
+
+static void on_finished(void *arg, int rc, struct run_result *res, const struct request_error *e)
+{
+	(void)arg;
+	(void)rc;
+	(void)e;
+	n_finished++;
+	execute_result_free(res);
+}
+
+static void on_released(void *arg)
+{
+	(void)arg;
+	n_released++;
+}
+
+/* The loop turned for `ms`. */
+static void turn(struct loop *l, int ms)
+{
+	int64_t end = loop_now_ms() + ms;
+	while (loop_now_ms() < end)
+		loop_once(l, end - loop_now_ms());
+}
+
+/* Whether the supervisor's end of the channel sees the front's side shut. */
+static bool told_to_stop(int chan)
+{
+	struct pollfd p = {.fd = chan, .events = POLLRDHUP};
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLRDHUP);
+}
+
+struct fixture {
+	struct loop *l;
+	int ctl[2]; /* [0] the front's, [1] the launcher's (the test) */
+	struct profile profile;
+	struct run_request r;
+	struct execute *x;
+	int chan; /* the supervisor's end (the test's) */
+};
+
+/* A run handed to the "launcher": the test takes its channel. */
+static bool start(struct fixture *fx)
+{
+	memset(fx, 0, sizeof(*fx));
+	n_finished = n_released = 0;
+	fx->l = loop_new();
+	if (!fx->l || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fx->ctl) < 0)
+		return false;
+	snprintf(fx->profile.name, sizeof(fx->profile.name), "build");
+	fx->profile.output_max = 4096;
+	fx->r = (struct run_request){.cmd = "true", .cmd_len = 4, .profile = &fx->profile, .cwd = "/"};
+	struct execute_env env = {.loop = fx->l,
+				  .ctl = fx->ctl[0],
+				  .scrub = R,
+				  .audit_fd = -1,
+				  .daemon_host = "127.0.0.1",
+				  .daemon_port = 1};
+	struct execute_hooks h = {.finished = on_finished, .released = on_released};
+	struct request_error e;
+	fx->x = execute_start(&env, &fx->r, "00112233445566778899aabbccddeeff", &h, &e);
+	if (!fx->x)
+		return false;
+	struct privsep_run msg;
+	int fds[2];
+	if (privsep_recv(fx->ctl[1], &msg, sizeof(msg), fds, 2) != (ssize_t)sizeof(msg) || fds[0] < 0)
+		return false;
+	close(fds[1]); /* the payload */
+	fx->chan = fds[0];
+	return true;
+}
+
+static void end(struct fixture *fx)
+{
+	if (fx->chan >= 0)
+		close(fx->chan);
+	close(fx->ctl[0]);
+	close(fx->ctl[1]);
+	loop_free(fx->l);
+}
+
+/* Left while the launcher still has the request: the supervisor is told;
+ * the slot stays until the channel closes. */
+TEST(abort_while_starting_keeps_the_slot_until_the_channel_closes)
+{
+	struct fixture fx;
+	CHECK(start(&fx));
+	if (!fx.x)
+		return;
+	execute_abort(fx.x);
+	CHECK_EQ_INT(n_released, 0); /* never from inside execute_abort */
+	turn(fx.l, 50);
+	CHECK(told_to_stop(fx.chan));
+	CHECK_EQ_INT(n_released, 0);
+	/* The supervisor's exit record, then its exit. */
+	struct privsep_exit ex;
+	memset(&ex, 0, sizeof(ex));
+	privsep_header_init(&ex.h, PRIVSEP_EXIT);
+	CHECK(privsep_send(fx.chan, &ex, sizeof(ex), NULL, 0) == 0);
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_released, 0);
+	close(fx.chan);
+	fx.chan = -1;
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_released, 1);
+	CHECK_EQ_INT(n_finished, 0); /* the owner left: no `finished` */
+	end(&fx);
+}
+
+/* Left while running: the pipes the front held are closed at once (the
+ * command's writes fail), the slot stays until the channel closes. */
+TEST(abort_while_running_keeps_the_slot_until_the_channel_closes)
+{
+	struct fixture fx;
+	int out[2], err[2];
+	CHECK(start(&fx));
+	if (!fx.x || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return;
+	struct privsep_started st;
+	memset(&st, 0, sizeof(st));
+	privsep_header_init(&st.h, PRIVSEP_STARTED);
+	int pass[2] = {out[0], err[0]};
+	CHECK(privsep_send(fx.chan, &st, sizeof(st), pass, 2) == 0);
+	close(out[0]);
+	close(err[0]);
+	turn(fx.l, 50); /* RUNNING now */
+	CHECK(!told_to_stop(fx.chan));
+	execute_abort(fx.x);
+	turn(fx.l, 50);
+	CHECK(told_to_stop(fx.chan));
+	CHECK(write(out[1], "x", 1) < 0 && errno == EPIPE); /* the front's read end is closed */
+	CHECK_EQ_INT(n_released, 0);
+	close(fx.chan);
+	fx.chan = -1;
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_released, 1);
+	CHECK_EQ_INT(n_finished, 0);
+	close(out[1]);
+	close(err[1]);
+	end(&fx);
+}
+
+/* A STARTED that crossed the hang-up: its pipes are closed by the front,
+ * not kept until the end of the run's teardown. */
+TEST(a_record_after_the_abort_has_its_descriptors_closed)
+{
+	struct fixture fx;
+	int out[2], err[2];
+	CHECK(start(&fx));
+	if (!fx.x || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return;
+	execute_abort(fx.x);
+	struct privsep_started st;
+	memset(&st, 0, sizeof(st));
+	privsep_header_init(&st.h, PRIVSEP_STARTED);
+	int pass[2] = {out[0], err[0]};
+	CHECK(privsep_send(fx.chan, &st, sizeof(st), pass, 2) == 0);
+	close(out[0]);
+	close(err[0]);
+	turn(fx.l, 50);
+	CHECK(write(out[1], "x", 1) < 0 && errno == EPIPE);
+	CHECK(write(err[1], "x", 1) < 0 && errno == EPIPE);
+	CHECK_EQ_INT(n_released, 0);
+	close(fx.chan);
+	fx.chan = -1;
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_released, 1);
+	close(out[1]);
+	close(err[1]);
+	end(&fx);
+}
+
+/* The launcher's refusal (EXIT with an error): `finished` with it, and the
+ * slot once the launcher has closed the channel, as it does. */
+TEST(a_refusal_is_finished_then_released_at_the_channels_end)
+{
+	struct fixture fx;
+	CHECK(start(&fx));
+	if (!fx.x)
+		return;
+	CHECK(privsep_send_error(fx.chan, PRIVSEP_ERR_CAPACITY, "busy") == 0);
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_finished, 1);
+	CHECK_EQ_INT(n_released, 0);
+	close(fx.chan);
+	fx.chan = -1;
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_released, 1);
+	end(&fx);
+}
+
+static const char *secrets_file(void)
+{
+	static char path[] = "/tmp/test_execute.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, "not-a-real-secret-12345\n", 24) != 24)
+		abort();
+	close(fd);
+	return path;
+}
+
+int main(void)
+{
+	char e[256];
+	const char *path = secrets_file();
+	signal(SIGPIPE, SIG_IGN);
+	R = scrub_rules_new(path, NULL, e, sizeof(e));
+	unlink(path);
+	if (!R) {
+		fprintf(stderr, "# %s\n", e);
+		return 1;
+	}
+	RUN(abort_while_starting_keeps_the_slot_until_the_channel_closes);
+	RUN(abort_while_running_keeps_the_slot_until_the_channel_closes);
+	RUN(a_record_after_the_abort_has_its_descriptors_closed);
+	RUN(a_refusal_is_finished_then_released_at_the_channels_end);
+	scrub_rules_free(R);
+	return harness_done();
+}
