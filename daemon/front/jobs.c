@@ -147,18 +147,37 @@ static bool evict_one(struct jobs *j)
 	return true;
 }
 
+bool jobs_may_start(struct jobs *j, const char *owner_fp, unsigned pending, char *why, size_t whylen)
+{
+	unsigned live = 0;
+	for (size_t i = 0; i < j->n; i++)
+		live += j->v[i]->running && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
+	if (live + pending < j->max_live)
+		return true;
+	if (pending)
+		snprintf(why, whylen, "This certificate has %u jobs running and %u waiting to start, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live, pending);
+	else
+		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
+	return false;
+}
+
+void jobs_drop(struct jobs *j, struct job *job)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i] == job) {
+			job_free(job);
+			j->v[i] = j->v[--j->n];
+			return;
+		}
+}
+
 struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
                      const char *profile, size_t out_cap, unsigned timeout_s, void (*kill)(void *arg), void *kill_arg, char *why,
                      size_t whylen)
 {
 	sweep(j);
-	unsigned live = 0;
-	for (size_t i = 0; i < j->n; i++)
-		live += j->v[i]->running && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
 	struct job *b = NULL;
-	if (live >= j->max_live) {
-		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
-	} else {
+	if (jobs_may_start(j, owner_fp, 0, why, whylen)) {
 		while ((j->n >= JOBS_TOTAL_MAX || kept_bytes(j) > JOBS_KEPT_MAX) && evict_one(j))
 			;
 		if (j->n >= JOBS_TOTAL_MAX)

@@ -25,11 +25,19 @@ struct job;
 struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s);
 void jobs_free(struct jobs *j);
 
+/* Whether the owner may start one more job: its running jobs and `pending`
+ * ones (waiting for a person or a slot) stay under max_jobs; else false
+ * with `why`.  Asked when a job is requested, so that the answer comes
+ * before any wait. */
+bool jobs_may_start(struct jobs *j, const char *owner_fp, unsigned pending, char *why, size_t whylen);
 /* A new running job, or NULL with `why` (the owner's limit, the table's).
  * jobs_kill calls `kill(kill_arg)` to end its run. */
 struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const char *owner_cn,
                      const char *profile, size_t out_cap, unsigned timeout_s, void (*kill)(void *arg),
                      void *kill_arg, char *why, size_t whylen);
+/* A job that never started (its run could not be put on record): gone
+ * from the table as if never added. */
+void jobs_drop(struct jobs *j, struct job *job);
 /* The run's output as it arrives (execute_env.output). */
 void job_output(void *job, int which, const char *buf, size_t len);
 /* The run ended: its exit record (a JSON object, copied), or NULL with

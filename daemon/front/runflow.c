@@ -123,6 +123,15 @@ static void maybe_free(struct runflow *fl)
 	free(fl);
 }
 
+/* This certificate's jobs that wait for a person or a slot. */
+static unsigned waiting_jobs(const struct front *f, const char *fp)
+{
+	unsigned n = 0;
+	for (const struct runflow *fl = f->flows; fl; fl = fl->next)
+		n += fl->as_job && (fl->step == STEP_APPROVAL || fl->step == STEP_QUEUE) && strcmp(fl->peer.fp, fp) == 0;
+	return n;
+}
+
 /* The slot goes back (to the next in the queue, or the pool). */
 static void give_back_slot(struct runflow *fl)
 {
@@ -292,6 +301,13 @@ static void start_run(struct runflow *fl)
 	fl->step = STEP_RUN;
 	f->runs++;
 	fl->has_slot = true;
+	/* The job's entry first: a run the table refuses never starts, so it
+	 * leaves no run_started line. */
+	if (fl->as_job && add_job(fl, &e) < 0) {
+		give_back_slot(fl);
+		fail(fl, &e);
+		return;
+	}
 	/* The run is on record before it starts, so a crash mid-run still
 	 * leaves a trace; a log that cannot take the line means no run. */
 	cJSON *started = cJSON_Duplicate(fl->line, true);
@@ -303,14 +319,13 @@ static void start_run(struct runflow *fl)
 	cJSON_Delete(started);
 	if (logged < 0) {
 		log_warn("the audit log could not be written (%s): run refused", strerror(errno));
+		if (fl->job) { /* never started, never answered: no job to keep */
+			jobs_drop(f->jobs, fl->job);
+			fl->job = NULL;
+		}
 		give_back_slot(fl);
 		request_error_set(&e, 503, "audit_unavailable",
 		                  "The audit log cannot be written (is its disk full?); runs are refused until it can.");
-		fail(fl, &e);
-		return;
-	}
-	if (fl->as_job && add_job(fl, &e) < 0) {
-		give_back_slot(fl);
 		fail(fl, &e);
 		return;
 	}
@@ -608,6 +623,14 @@ enum MHD_Result runflow_request(struct front *f, struct MHD_Connection *c, const
 		request_free(&r);
 		request_error_set(&e, 400, "bad_field",
 		                  "Field 'stream' is for POST /v0/run; a job's output is read with GET /v0/jobs/ID/output.");
+		return http_respond_error(f, c, peer, method, url, &e, NULL);
+	}
+	/* max_jobs before any wait: counting this certificate's jobs that wait
+	 * for a person or a slot, so none of them meets it after its wait. */
+	char why[240] = "";
+	if (as_job && !jobs_may_start(f->jobs, peer->fp, waiting_jobs(f, peer->fp), why, sizeof(why))) {
+		request_free(&r);
+		request_error_set(&e, 429, "too_many_jobs", "%s", why);
 		return http_respond_error(f, c, peer, method, url, &e, NULL);
 	}
 	bool gated = r.profile->approval == PROFILE_APPROVAL_EACH;

@@ -3,7 +3,7 @@
 # 503", runq.h): 32 concurrent requests against max_runs 2 all run; strict
 # arrival order; a full queue and a wait that runs out answer 503 with
 # Retry-After; a client that hangs up leaves the queue at once; the client
-# retries a 503 within its window.
+# retries a 503 within its window; max_jobs is answered before any wait.
 . "$(dirname "$0")/lib.sh"
 
 # run_bg NAME CMD: POST /v0/run in the background; $T/q/NAME.{status,body,hdr}
@@ -120,4 +120,32 @@ SHARNESS_RETRY_S=0 client_run run --profile analyse --cwd "$WS" -- echo once
 check_eq "client: SHARNESS_RETRY_S=0 does not retry" "$RC" 125
 check_match "... and says the daemon was busy" "$ERR" '503'
 wait_bg
+
+# 7. max_jobs is answered before any wait: jobs that wait for a slot count,
+# so a job past it gets its 429 at once and leaves no run_started line
+# (it used to wait in the queue first, then meet max_jobs).
+e2e_stop
+e2e_start '{"max_runs": 1, "max_jobs": 2, "queue_timeout_s": 30}'
+job_bg() { # NAME CMD: POST /v0/jobs; $T/q/NAME.{status,body}
+	curl -s -o "$T/q/$1.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+		--key "$T/certs/app.key" -H 'Content-Type: application/json' \
+		--data-binary "$(jq -nc --arg cmd "$2" '{cmd: $cmd, profile: "analyse"}')" \
+		"https://127.0.0.1:$PORT/v0/jobs" >"$T/q/$1.status"
+}
+mark
+bg run_bg hold "sleep 2"
+busy_until_running 1
+bg job_bg j1 "sleep 0.1"
+bg job_bg j2 "sleep 0.1"
+sleep 0.5 # both wait for the slot
+t0=$(date +%s%N)
+job_bg j3 "echo three"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_eq "max_jobs counts jobs waiting for a slot: the third is refused" \
+	"$(cat "$T/q/j3.status") $(jq -r .error.code "$T/q/j3.body")" "429 too_many_jobs"
+check "... at once, not after the queue's wait (${ms} ms)" test "$ms" -lt 1000
+check_match "... saying what waits" "$(jq -r .error.message "$T/q/j3.body")" '2 waiting to start'
+wait_bg
+check_eq "the two waiting jobs started" "$(cat "$T/q/j1.status") $(cat "$T/q/j2.status")" "202 202"
+check_eq "... and the refused one left no run_started line" "$(started)" $((BASE + 3))
 e2e_stop
