@@ -1016,6 +1016,10 @@ int doctor_main(const char *config_path)
 		else
 			pass(&d, "the TLS key, the CA key, the secrets file, the audit log and the state dir lie "
 				 "outside every workspace");
+		if (have_profiles && keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
+			fail(&d, "%s", err);
+		else if (have_profiles)
+			pass(&d, "no profile's read_paths, write_paths or exec_paths lies inside a workspace");
 		check_state_dir(&d, &cfg);
 		check_tls(&d, &cfg);
 		size_t keys = 0;

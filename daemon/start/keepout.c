@@ -64,6 +64,47 @@ static int check_one(const struct config *c, const char *what, const char *path,
 	return rc;
 }
 
+/* The first workspace `path` lies in, as written or resolved; NULL: none. */
+static const char *workspace_of(const struct config *c, const char *path)
+{
+	char *real = resolve(path);
+	const char *ws = NULL;
+	for (size_t i = 0; !ws && i < c->n_workspaces; i++)
+		if (inside(path, c->workspaces[i]) || (real && inside(real, c->workspaces[i])))
+			ws = c->workspaces[i];
+	free(real);
+	return ws;
+}
+
+int keepout_profiles(const struct config *c, const struct profile_set *ps, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct profile *p = &ps->v[i];
+		struct {
+			const char *key;
+			char *const *v;
+			size_t n;
+		} lists[] = {{"read_paths", p->read_paths, p->n_read_paths},
+		             {"write_paths", p->write_paths, p->n_write_paths},
+		             {"exec_paths", p->exec_paths, p->n_exec_paths}};
+		for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+			for (size_t k = 0; k < lists[l].n; k++) {
+				const char *ws = workspace_of(c, lists[l].v[k]);
+				if (!ws)
+					continue;
+				errmsg_set(err, errlen,
+				           "profile %s: %s entry %s lies inside the workspace %s, where a run could "
+				           "replace it or a directory above it with a symlink that root would follow "
+				           "when it builds the next sandbox; remove the entry (the workspace is mounted "
+				           "already; workspace_exec grants exec in a part of it) or name a path outside "
+				           "every workspace",
+				           p->name, lists[l].key, lists[l].v[k], ws);
+				return -1;
+			}
+	}
+	return 0;
+}
+
 int keepout_check(const struct config *c, char *err, size_t errlen)
 {
 	char cakey[PATH_MAX];

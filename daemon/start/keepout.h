@@ -13,11 +13,18 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "profile.h"
 
 /* 0 when tls.key, the CA key of certs/mkcerts (ca.key next to tls.ca, if it
  * exists), secrets_file, audit_log (unless "-") and state_dir all lie outside
  * every workspace; else -1 with one sentence in err naming the file, the
  * workspace and the fix. */
 int keepout_check(const struct config *c, char *err, size_t errlen);
+
+/* 0 when no profile's read_paths, write_paths or exec_paths entry lies in
+ * a workspace, as written or resolved; else -1 with one sentence in err.
+ * Root places those paths while it builds a sandbox, following symlinks,
+ * and a run may make any part of its workspace a symlink to anywhere. */
+int keepout_profiles(const struct config *c, const struct profile_set *ps, char *err, size_t errlen);
 
 #endif

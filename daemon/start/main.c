@@ -439,7 +439,8 @@ int main(int argc, char **argv)
 		log_fatal("%s", err);
 	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
-	if (keepout_check(&cfg, err, sizeof(err)) < 0) /* our own secrets, out of the runs' reach */
+	if (keepout_check(&cfg, err, sizeof(err)) < 0 || /* our own secrets, out of the runs' reach */
+	    keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
 	if (cfg.proxy_listen) /* still accepted, so that a configuration of 0.1 loads */
 		log_warn("proxy.listen (%s) has no effect and can be removed: the egress proxy listens on "

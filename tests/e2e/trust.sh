@@ -69,6 +69,29 @@ timeout 20 "$SHARNESSD" --config "$T/keepout.json" >"$T/keepout.out" 2>&1
 check_match "a real start refuses too (exit $?)" "$(cat "$T/keepout.out")" "state_dir $WS/.state lies inside the workspace"
 check "... before making anything there" test ! -e "$WS/.state"
 
+# --- a profile's paths are never inside a workspace: root places them while
+# it builds a sandbox, following symlinks a run may have planted there -------
+profile_case() { # DESC KEY PATH EXPECT_REGEX
+	rm -rf "$T/pcase" && cp -r "$T/profiles" "$T/pcase"
+	jq --arg k "$2" --arg p "$3" '.name = "inws" | .[$k] = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
+	jq ".profiles_dir = \"$T/pcase\"" "$T/sharnessd.json" >"$T/pcase.json"
+	"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+	local rc=$?
+	check_match "$1: --check-config refuses (exit $rc)" "$rc $(cat "$T/pcase.out")" "^1 .*$4"
+}
+profile_case "read_paths in the workspace" read_paths "$WS/src" \
+	"profile inws: read_paths entry $WS/src lies inside the workspace $WS, where a run could replace it or a directory above it with a symlink"
+profile_case "write_paths in the workspace, not there yet" write_paths "$WS/cache/new" \
+	"profile inws: write_paths entry $WS/cache/new lies inside the workspace $WS"
+profile_case "exec_paths through a symlink into the workspace" exec_paths "$T/outside/link" \
+	"profile inws: exec_paths entry $T/outside/link lies inside the workspace $WS"
+profile_case "read_paths that is the workspace" read_paths "$WS" "read_paths entry $WS lies inside"
+timeout 20 "$SHARNESSD" --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+check_match "a real start refuses too (exit $?)" "$(cat "$T/pcase.out")" "profile inws: read_paths entry $WS lies inside"
+jq --arg p "$T/secrets.txt" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
+"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+check_eq "a profile path outside every workspace: --check-config passes" "$?" 0
+
 # --- the development defaults of make run keep certificates and state out of
 # the checkout (the default workspace) -----------------------------------------
 check_eq "defaults: scripts/devcerts.sh --dir agrees with the daemon" \
