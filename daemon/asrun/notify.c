@@ -116,18 +116,19 @@ static const char *actor_hint(int err)
 	return err == EACCES ? "; give the daemon CAP_SYS_PTRACE" : err == EPERM ? "; give the daemon CAP_SYS_CHROOT" : "";
 }
 
-/* A refusal: for the log (the last) and the reply (the first distinct). */
-__attribute__((format(printf, 3, 4)))
 /* The longest a connect made for the run (abstract unix, TCP to the proxy)
  * may hold the supervisor's loop. */
 #define CONNECT_WAIT_MS 500
 
+/* A refusal: for the log (its kind) and the reply (the first distinct). */
+__attribute__((format(printf, 3, 4)))
 static void note(struct notify_run *run, uint32_t kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(run->denied, sizeof(run->denied), fmt, ap);
 	va_end(ap);
+	run->denied_kind = kind;
 	run->n_denied++;
 	for (unsigned i = 0; i < run->n_first; i++)
 		if (run->first[i].kind == kind && strncmp(run->first[i].detail, run->denied, sizeof(run->first[i].detail) - 1) == 0)

@@ -201,6 +201,23 @@ static void hand_over(struct watch *w)
 
 /* The exit record's exit, signal or setup failure, from the init's last
  * status (have_status: it sent one). */
+/* The operator's log names the lock, never the call's path or address:
+ * the run chose them and may have put a secret there; the reply and the
+ * audit line carry it, through the front's filter. */
+static void log_refusal(const char *run_id, const struct notify_run *nr)
+{
+	static const char *const what[] = {
+	    [PRIVSEP_DENIAL_UNIX] = "a connect to a unix socket not the run's",
+	    [PRIVSEP_DENIAL_TCP] = "a TCP connect other than to the proxy",
+	    [PRIVSEP_DENIAL_GIT] = "a write that would create or change a .git",
+	    [PRIVSEP_DENIAL_MODE] = "a setuid, setgid or world-writable mode",
+	    [PRIVSEP_DENIAL_DAEMON] = "a call the daemon could not make for it",
+	};
+	uint32_t k = nr->denied_kind;
+	log_info("run %s: refused %s (the reply's denials name it)", run_id,
+	         k < sizeof(what) / sizeof(what[0]) && what[k] ? what[k] : "a call");
+}
+
 static void exit_fields(struct privsep_exit *ex, bool have_status, struct sandbox_status *sst, const char *run_id)
 {
 	if (have_status && sst->kind == SANDBOX_STATUS_SETUP_FAILED) {
@@ -287,7 +304,7 @@ noreturn void watch_run(struct watch *w)
 				break;
 			}
 			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
-				log_info("run %s: refused %s", w->req->run_id, nr.denied);
+				log_refusal(w->req->run_id, &nr);
 			if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents && !pfd[3].revents)
 				continue;
 		}
@@ -300,7 +317,7 @@ noreturn void watch_run(struct watch *w)
 			if (!(pfd[3].revents & POLLIN) || notify_answer(sb->notify, &nr) < 0)
 				fdio_close(&sb->notify);
 			if (nr.n_denied != denied && nr.n_denied <= DENIALS_LOGGED)
-				log_info("run %s: refused %s", w->req->run_id, nr.denied);
+				log_refusal(w->req->run_id, &nr);
 			continue;
 		}
 		if (n == 0)

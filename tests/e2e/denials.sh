@@ -82,6 +82,10 @@ run_cmd "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"$SEC
 check_eq "a secret in a unix socket's path is filtered" "$(detail_of unix-socket)" \
 	"refused a connect to the unix socket [filtered: vault key].sock: its listener is not this run's"
 kill "$listener" 2>/dev/null; exec {ready}<&-; rm -f "$WS/$SECRET.sock"
+check_eq "the daemon's log holds none of these paths (the run chose them; only the reply's copy is filtered)" \
+	"$(grep -c vault-denial "$T/daemon.log")" 0
+check_match "... it names the locks" "$(cat "$T/daemon.log")" \
+	"refused a write that would create or change a .git .*refused a connect to a unix socket not the run's"
 # The same text in a stream's exit event and a job's status.
 api POST /v0/run "$(jq -nc --arg c "$FF" '{cmd: $c, profile: "build", stream: true}')"
 last=$(tail -n 1 <<<"$BODY")
