@@ -214,6 +214,11 @@ void live_release(struct live *l)
 	free(l);
 }
 
+bool live_lost(const struct live *l)
+{
+	return l->lost;
+}
+
 void live_gone(void *arg)
 {
 	struct live *l = arg;

@@ -38,6 +38,9 @@ void live_finish(struct live *l, const char *json);
 /* libmicrohttpd's content reader: what is there, else suspend until more
  * comes, or the end (MHD_CONTENT_READER_END_OF_STREAM). */
 ssize_t live_read(void *live, uint64_t pos, char *buf, size_t max);
+/* The stream ended early because the front ran out of memory for it (its
+ * last event said so): the run's end is then that, not a hang-up. */
+bool live_lost(const struct live *l);
 /* libmicrohttpd is done with the stream (sent, or the client went away). */
 void live_gone(void *live);
 /* Each side drops its hold (the run: live_release; the response:

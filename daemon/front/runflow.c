@@ -699,7 +699,10 @@ void runflow_completed(struct runflow *fl)
 	if (fl->live)
 		live_attach(fl->live, NULL); /* nothing to resume any more */
 	bool going = fl->step != STEP_DONE && !(fl->step == STEP_RUN && fl->job);
-	if (going) {
+	if (going && fl->live && live_lost(fl->live)) {
+		request_error_set(&e, 500, "internal", "The front ran out of memory for this stream's output; the run was killed.");
+		leave(fl, &e);
+	} else if (going) {
 		request_error_set(&e, 499, "client_gone", "The client went away; the run was killed.");
 		leave(fl, &e);
 	}

@@ -159,10 +159,12 @@ TEST(lost_event_ends_the_stream)
 	static char out[64 * 1024];
 	size_t out_len = 0;
 	live_output(l, 0, "first\n", 6);
+	CHECK(!live_lost(l));
 	fail_after = 0; /* the next event's allocation fails */
 	live_output(l, 0, "second\n", 7);
 	fail_after = -1;
 	CHECK(paused);
+	CHECK(live_lost(l)); /* runflow audits the run's end as 500 internal, not a hang-up */
 	live_output(l, 1, "third\n", 6);
 	live_finish(l, "{\"event\":\"exit\",\"exit\":0}");
 	ssize_t r;
