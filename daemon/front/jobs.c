@@ -379,7 +379,11 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 		 * tail's first bytes do when it starts inside one - held back, it
 		 * would be read and held back again forever. */
 		size_t cut = n;
-		bool rest_follows = from + n < o->total && !(from + n == o->head_len && gap(o));
+		/* A running job's last bytes may be the start of a character
+		 * whose rest is still to come: held back, and no "more" until
+		 * it came (a follower then waits instead of asking again). */
+		bool at_live_end = b->running && from + n == o->total;
+		bool rest_follows = (from + n < o->total || at_live_end) && !(from + n == o->head_len && gap(o));
 		if (n && rest_follows)
 			for (size_t back = 1; back <= 3 && back <= n; back++) {
 				unsigned char ch = (unsigned char)buf[n - back];
@@ -390,7 +394,7 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 					cut = n - back;
 				break;
 			}
-		if (cut == 0)
+		if (cut == 0 && !at_live_end)
 			cut = n; /* never "more" with nothing read: every read moves on */
 		bool replaced = false;
 		char *clean = buf ? utf8_clean(buf, cut, &replaced) : NULL;
@@ -404,7 +408,7 @@ char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int whic
 		uint64_t next = since > o->total ? since : from + cut;
 		cJSON_AddNumberToObject(r, "next", (double)next);
 		cJSON_AddNumberToObject(r, "total", (double)o->total);
-		cJSON_AddBoolToObject(r, "more", next < o->total);
+		cJSON_AddBoolToObject(r, "more", next < o->total && !at_live_end);
 		cJSON_AddStringToObject(r, "state", state_of(b));
 		out = cJSON_PrintUnformatted(r);
 		cJSON_Delete(r);

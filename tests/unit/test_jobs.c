@@ -130,9 +130,54 @@ TEST(character_across_a_reads_end_stays_whole)
 	jobs_free(j);
 }
 
+/* A running job whose output so far ends inside a character: the read
+ * holds it back (no U+FFFD) and says no "more" (a follower waits); once the
+ * rest came, the next read has it whole. */
+TEST(running_jobs_last_character_waits_for_its_rest)
+{
+	struct jobs *j = jobs_new(8, 600);
+	char why[200] = "";
+	struct job *b = jobs_add(j, ID, FP, "cn", "analyse", 4096, 60, nokill, NULL, why, sizeof(why));
+	job_output(b, 0, "a\xe2\x94", 3);
+	char *o = jobs_output(j, ID, FP, 0, 0);
+	cJSON *r = cJSON_Parse(o);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "a");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 1);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
+	cJSON_Delete(r);
+	free(o);
+	o = jobs_output(j, ID, FP, 0, 1); /* nothing new: the same answer, nothing read */
+	r = cJSON_Parse(o);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 1);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
+	cJSON_Delete(r);
+	free(o);
+	job_output(b, 0, "\x80" "b", 2);
+	o = jobs_output(j, ID, FP, 0, 1);
+	r = cJSON_Parse(o);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "\xe2\x94\x80"
+	                                                                         "b");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 5);
+	cJSON_Delete(r);
+	free(o);
+	/* Ended inside a character: its bytes go out as U+FFFD, and the end. */
+	job_output(b, 0, "\xe2", 1);
+	job_finish(b, "{\"exit\":0}", NULL);
+	o = jobs_output(j, ID, FP, 0, 5);
+	r = cJSON_Parse(o);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "\xef\xbf\xbd");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 6);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
+	cJSON_Delete(r);
+	free(o);
+	jobs_free(j);
+}
+
 int main(void)
 {
 	RUN(character_across_the_heads_end);
 	RUN(character_across_a_reads_end_stays_whole);
+	RUN(running_jobs_last_character_waits_for_its_rest);
 	return harness_done();
 }
