@@ -12,6 +12,9 @@
 #                                         $(PREFIX)/libexec (the default)
 #   $(LIBEXECDIR)/sharness/sharness-actor  a run's file actor, which sharnessd
 #                                         execs as the run (0755, static)
+#   $(LIBEXECDIR)/sharness/user-relays    scripts/user-relays: stops (uninstall, the
+#                                         package's removal) or restarts (its upgrade)
+#                                         every user's running relay (0755)
 #   $(BINDIR)/sharness-client             the client              (0755)
 #   $(BINDIR)/sharness-mkcerts            certs/mkcerts           (0755)
 #   $(MANDIR)/man{1,5,8}/...              sharness-client.1 sharness-mkcerts.1 sharnessd.json.5 sharnessd.8
@@ -96,6 +99,7 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(B
 	$(INSTALL) -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(SBINDIR)/sharnessd
 	$(INSTALL) -m 0755 $(BUILD)/sharnessd-front $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front
 	$(INSTALL) -m 0755 $(BUILD)/sharness-actor $(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor
+	$(INSTALL) -m 0755 scripts/user-relays $(DESTDIR)$(LIBEXECDIR)/sharness/user-relays
 	$(INSTALL) -m 0755 $(BUILD)/sharness-client $(DESTDIR)$(BINDIR)/sharness-client
 	$(INSTALL) -m 0755 certs/mkcerts $(DESTDIR)$(BINDIR)/sharness-mkcerts
 	$(INSTALL) -m 0644 man/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-client.1
@@ -114,8 +118,12 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(B
 	      "systemctl enable --now sharnessd (see docs/install.md)"
 
 uninstall: install-stage
+	@# No relay may go on running the client removed below (not in a DESTDIR:
+	@# that is a package's tree, not this system).
+	@if [ -z "$(DESTDIR)" ] && [ -x $(LIBEXECDIR)/sharness/user-relays ]; then \
+		$(LIBEXECDIR)/sharness/user-relays stop; fi
 	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front \
-		$(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor \
+		$(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor $(DESTDIR)$(LIBEXECDIR)/sharness/user-relays \
 		$(DESTDIR)$(BINDIR)/sharness-client \
 		$(DESTDIR)$(BINDIR)/sharness-mkcerts \
 		$(DESTDIR)$(MANDIR)/man1/sharness-client.1 $(DESTDIR)$(MANDIR)/man1/sharness-mkcerts.1 \

@@ -21,6 +21,7 @@ done <<'EOF'
 755 /usr/local/sbin/sharnessd
 755 /usr/local/libexec/sharness/sharnessd-front
 755 /usr/local/libexec/sharness/sharness-actor
+755 /usr/local/libexec/sharness/user-relays
 755 /usr/local/bin/sharness-client
 755 /usr/local/bin/sharness-mkcerts
 644 /usr/local/share/man/man1/sharness-client.1
