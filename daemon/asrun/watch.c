@@ -203,7 +203,8 @@ static void hand_over(struct watch *w)
  * status (have_status: it sent one). */
 /* The operator's log names the lock, never the call's path or address:
  * the run chose them and may have put a secret there; the reply and the
- * audit line carry it, through the front's filter. */
+ * audit line carry it, through the front's filter.  The daemon's own
+ * failures are whole: their text is ours, and says what to grant. */
 static void log_refusal(const char *run_id, const struct notify_run *nr)
 {
 	static const char *const what[] = {
@@ -211,9 +212,12 @@ static void log_refusal(const char *run_id, const struct notify_run *nr)
 	    [PRIVSEP_DENIAL_TCP] = "a TCP connect other than to the proxy",
 	    [PRIVSEP_DENIAL_GIT] = "a write that would create or change a .git",
 	    [PRIVSEP_DENIAL_MODE] = "a setuid, setgid or world-writable mode",
-	    [PRIVSEP_DENIAL_DAEMON] = "a call the daemon could not make for it",
 	};
 	uint32_t k = nr->denied_kind;
+	if (k == PRIVSEP_DENIAL_DAEMON) {
+		log_info("run %s: refused %s", run_id, nr->denied);
+		return;
+	}
 	log_info("run %s: refused %s (the reply's denials name it)", run_id,
 	         k < sizeof(what) / sizeof(what[0]) && what[k] ? what[k] : "a call");
 }
