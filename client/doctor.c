@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,50 @@ static void collect_toml(const char *text, struct hook_cmd *out, size_t *n)
 	}
 }
 
+/* Whether a Claude Code matcher selects the Bash tool: none, "" and "*"
+ * select every tool; otherwise the whole name must match it as a regular
+ * expression ("Bash", "Bash|Edit", "B.*"). */
+static int matches_bash(json_t *matcher)
+{
+	const char *m = json_string_value(matcher);
+	if (!m || !*m || strcmp(m, "*") == 0)
+		return 1;
+	char anchored[600];
+	regex_t re;
+	snprintf(anchored, sizeof(anchored), "^(%.500s)$", m);
+	if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
+		return strcmp(m, "Bash") == 0;
+	int hit = regexec(&re, "Bash", 0, NULL, 0) == 0;
+	regfree(&re);
+	return hit;
+}
+
+/* Claude Code: another PreToolUse hook that runs for Bash, besides ours.
+ * Some builds then drop a hook's updatedInput and keep its
+ * permissionDecision, so our "allow" would let the original command run
+ * unsandboxed (docs/agents.md).  Fills `other` with its command, `ask`
+ * when our hook leaves the decision to the agent. */
+static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask)
+{
+	size_t i, k;
+	json_t *group, *h;
+	json_array_foreach(json_object_get(json_object_get(root, "hooks"), "PreToolUse"), i, group)
+	{
+		if (!matches_bash(json_object_get(group, "matcher")))
+			continue;
+		json_array_foreach(json_object_get(group, "hooks"), k, h)
+		{
+			const char *cmd = json_string_value(json_object_get(h, "command"));
+			if (!cmd)
+				continue;
+			if (strstr(cmd, "sharness-client"))
+				*ask |= strstr(cmd, "--ask") != NULL;
+			else if (!other[0])
+				snprintf(other, n, "%s", cmd);
+		}
+	}
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -362,7 +407,8 @@ static void check_agent(struct doctor *d, const struct agent *a)
 {
 	const char *home = getenv("HOME");
 	struct hook_cmd cmds[CMDS_MAX];
-	char path[PATH_MAX], found_in[PATH_MAX * 2] = "";
+	char path[PATH_MAX], found_in[PATH_MAX * 2] = "", other[256] = "", other_in[PATH_MAX] = "";
+	int ask = 0;
 	size_t n = 0;
 	int bad = 0;
 
@@ -393,6 +439,11 @@ static void check_agent(struct doctor *d, const struct agent *a)
 			const char *ev;
 			json_t *v;
 			json_object_foreach(json_object_get(root, "hooks"), ev, v) collect(v, ev, cmds, &n);
+			if (strcmp(a->name, "claude") == 0 && !other[0]) {
+				claude_other_bash_hook(root, other, sizeof(other), &ask);
+				if (other[0])
+					snprintf(other_in, sizeof(other_in), "%s", path);
+			}
 			json_decref(root);
 		}
 		free(text);
@@ -441,6 +492,15 @@ static void check_agent(struct doctor *d, const struct agent *a)
 		const char *missing = !have[0] ? a->events[0] : a->events[1];
 		fail(d, "%s hook (%s) is not installed for the %s event: add it there (docs/agents.md)",
 		     a->label, found_in, missing);
+		return;
+	}
+	if (other[0] && !ask) {
+		fail(d,
+		     "%s hook (%s): another PreToolUse hook runs for Bash too ('%s', in %s); Claude Code "
+		     "builds that then drop a hook's updatedInput keep sharness's allow, so the agent's "
+		     "original command would run unsandboxed: remove or narrow that hook's matcher, or add "
+		     "--ask to sharness's ('%s hook claude --ask') so that such a command is asked about",
+		     a->label, found_in, other, other_in, d->self);
 		return;
 	}
 	pass(d, "%s hook installed (%s)", a->label, found_in);

@@ -183,6 +183,30 @@ check_eq "client doctor, a relay running: says it serves, exit 0" "$RC/$(grep '^
 kill -TERM "$relay_pid"
 wait "$relay_pid"
 
+# Another PreToolUse hook for Bash beside sharness's allow: some Claude Code
+# builds then drop sharness's rewrite and keep its allow (docs/agents.md).
+cp "$HOME/.claude/settings.json" "$T/claude.json"
+claude_hooks() { # SHARNESS-HOOK-ARGS OTHER-MATCHER
+	jq -n --arg c "$CLIENT hook claude$1" --arg m "$2" '{hooks: {PreToolUse: [
+		{matcher: "Bash", hooks: [{type: "command", command: $c}]},
+		{matcher: $m, hooks: [{type: "command", command: "/usr/local/bin/audit-hook"}]}]}}' >"$HOME/.claude/settings.json"
+}
+claude_hooks "" "Bash|Edit"
+client_run doctor
+check_eq "client doctor, another hook for Bash beside sharness's allow: exit 1" "$RC" 1
+check_match "... ✘ names that hook, its file and the fix" "$OUT" \
+	"✘ Claude Code hook .*another PreToolUse hook runs for Bash too \('/usr/local/bin/audit-hook', in $HOME/.claude/settings.json\).*'$CLIENT hook claude --ask'"
+claude_hooks "" "*"
+client_run doctor
+check_eq "... a matcher of every tool (*) counts too" "$RC" 1
+claude_hooks " --ask" "Bash"
+client_run doctor
+check_eq "... with --ask (the person is asked then): ✔, exit 0" "$RC/$(grep -c '^✔ Claude Code hook installed' <<<"$OUT")" 0/1
+claude_hooks "" "Edit|Write"
+client_run doctor
+check_eq "... a hook for other tools only: ✔, exit 0" "$RC/$(grep -c '^✔ Claude Code hook installed' <<<"$OUT")" 0/1
+cp "$T/claude.json" "$HOME/.claude/settings.json"
+
 jq -n '{hooks: {BeforeTool: [{matcher: "run_shell_command", hooks: [{type: "command", command: "/nonexistent/sharness-client hook gemini"}]}]}}' \
 	>"$HOME/.gemini/settings.json"
 client_run doctor
