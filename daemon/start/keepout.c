@@ -64,16 +64,52 @@ static int check_one(const struct config *c, const char *what, const char *path,
 	return rc;
 }
 
-/* The first workspace `path` lies in, as written or resolved; NULL: none. */
-static const char *workspace_of(const struct config *c, const char *path)
+/* Whether `path` lies inside `dir` (strictly, unless `or_equal`), as
+ * written or resolved (`real`, `rdir`: may be NULL). */
+static bool under(const char *path, const char *real, const char *dir, const char *rdir, bool or_equal)
 {
-	char *real = resolve(path);
-	const char *ws = NULL;
-	for (size_t i = 0; !ws && i < c->n_workspaces; i++)
-		if (inside(path, c->workspaces[i]) || (real && inside(real, c->workspaces[i])))
-			ws = c->workspaces[i];
-	free(real);
-	return ws;
+	const char *ps[2] = {path, real}, *ds[2] = {dir, rdir};
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++)
+			if (ps[i] && ds[k] && inside(ps[i], ds[k]) && (or_equal || strcmp(ps[i], ds[k]) != 0))
+				return true;
+	return false;
+}
+
+/* Where a run may write, and so plant a symlink root would follow while it
+ * places `path` (resolved: `real`) in the next sandbox: any workspace (a
+ * read-only profile's too: another profile writes it), and inside any
+ * profile's write_paths entry (that entry itself is a mount's root, which
+ * the run cannot replace).  0, or -1 with the sentence in err. */
+static int placed_safely(const struct config *c, const struct profile_set *ps, const char *who, const char *path,
+                         const char *real, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < c->n_workspaces; i++)
+		if (under(path, real, c->workspaces[i], NULL, true)) {
+			errmsg_set(err, errlen,
+			           "%s lies inside the workspace %s, where a run could replace it or a directory "
+			           "above it with a symlink that root would follow when it builds the next sandbox; "
+			           "remove the entry (the workspace is mounted already; workspace_exec grants exec "
+			           "in a part of it) or name a path outside every workspace",
+			           who, c->workspaces[i]);
+			return -1;
+		}
+	for (size_t q = 0; q < ps->n; q++)
+		for (size_t w = 0; w < ps->v[q].n_write_paths; w++) {
+			const char *x = ps->v[q].write_paths[w];
+			char *rx = resolve(x);
+			bool bad = under(path, real, x, rx, false);
+			free(rx);
+			if (bad) {
+				errmsg_set(err, errlen,
+				           "%s lies inside profile %s's write_paths entry %s, where its runs could "
+				           "replace it with a symlink that root would follow when it builds the next "
+				           "sandbox; name a path outside every write_paths entry",
+				           who, ps->v[q].name, x);
+				return -1;
+			}
+		}
+	return 0;
 }
 
 int keepout_profiles(const struct config *c, const struct profile_set *ps, char *err, size_t errlen)
@@ -89,17 +125,20 @@ int keepout_profiles(const struct config *c, const struct profile_set *ps, char 
 		             {"exec_paths", p->exec_paths, p->n_exec_paths}};
 		for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 			for (size_t k = 0; k < lists[l].n; k++) {
-				const char *ws = workspace_of(c, lists[l].v[k]);
-				if (!ws)
-					continue;
-				errmsg_set(err, errlen,
-				           "profile %s: %s entry %s lies inside the workspace %s, where a run could "
-				           "replace it or a directory above it with a symlink that root would follow "
-				           "when it builds the next sandbox; remove the entry (the workspace is mounted "
-				           "already; workspace_exec grants exec in a part of it) or name a path outside "
-				           "every workspace",
-				           p->name, lists[l].key, lists[l].v[k], ws);
-				return -1;
+				const char *path = lists[l].v[k];
+				char who[PATH_MAX + 160];
+				snprintf(who, sizeof(who), "profile %s: %s entry %s", p->name, lists[l].key, path);
+				errno = 0;
+				char *real = resolve(path);
+				if (!real) { /* a component that is a file, a loop, too long: no telling where it leads */
+					errmsg_set(err, errlen, "%s cannot be resolved (%s): fix it (each component above the last must be a directory, with no loop of symlinks)",
+					           who, strerror(errno ? errno : EINVAL));
+					return -1;
+				}
+				int rc = placed_safely(c, ps, who, path, real, err, errlen);
+				free(real);
+				if (rc < 0)
+					return -1;
 			}
 	}
 	return 0;

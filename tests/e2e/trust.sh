@@ -88,6 +88,22 @@ profile_case "exec_paths through a symlink into the workspace" exec_paths "$T/ou
 profile_case "read_paths that is the workspace" read_paths "$WS" "read_paths entry $WS lies inside"
 timeout 20 "$SHARNESSD" --config "$T/pcase.json" >"$T/pcase.out" 2>&1
 check_match "a real start refuses too (exit $?)" "$(cat "$T/pcase.out")" "profile inws: read_paths entry $WS lies inside"
+# Inside another profile's write_paths: its runs could replace the entry by
+# a symlink (a write_paths entry itself is a mount's root: shared is fine).
+jq --arg p "$T/shared" '.name = "writer" | .write_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/writer.json"
+jq --arg p "$T/shared/deps" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
+"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+check_match "read_paths inside another profile's write_paths: refused (exit $?)" "$(cat "$T/pcase.out")" \
+	"profile inws: read_paths entry $T/shared/deps lies inside profile writer's write_paths entry $T/shared, where its runs could replace it"
+jq --arg p "$T/shared" '.name = "inws" | .write_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
+"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+check_eq "... the same write_paths entry in two profiles: accepted" "$?" 0
+rm -f "$T/pcase/writer.json"
+# A path that cannot be resolved (a component is a file): no telling where it leads.
+jq --arg p "$T/secrets.txt/sub" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
+"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
+check_match "a profile path that cannot be resolved: refused (exit $?)" "$(cat "$T/pcase.out")" \
+	"profile inws: read_paths entry $T/secrets.txt/sub cannot be resolved \(Not a directory\)"
 jq --arg p "$T/secrets.txt" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
 "$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
 check_eq "a profile path outside every workspace: --check-config passes" "$?" 0
