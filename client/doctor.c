@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,22 +323,29 @@ static void collect_toml(const char *text, struct hook_cmd *out, size_t *n)
 	}
 }
 
-/* Whether a Claude Code matcher selects the Bash tool: none, "" and "*"
- * select every tool; otherwise the whole name must match it as a regular
- * expression ("Bash", "Bash|Edit", "B.*"). */
+/* Whether a Claude Code matcher may select the Bash tool.  None, "" and
+ * "*" select every tool; a list of names ("Bash", "Edit | Write") selects
+ * those (or, as a pattern, any name they are part of); anything else is a JavaScript regular expression, which is not
+ * compiled here (a project's settings are the checkout's, and a pattern
+ * can take a regex engine minutes): it may select Bash. */
 static int matches_bash(json_t *matcher)
 {
 	const char *m = json_string_value(matcher);
 	if (!m || !*m || strcmp(m, "*") == 0)
 		return 1;
-	char anchored[600];
-	regex_t re;
-	snprintf(anchored, sizeof(anchored), "^(%.500s)$", m);
-	if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
-		return strcmp(m, "Bash") == 0;
-	int hit = regexec(&re, "Bash", 0, NULL, 0) == 0;
-	regfree(&re);
-	return hit;
+	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_| ")] != '\0')
+		return 1;
+	/* A name counts when it is part of "Bash": Claude Code may match a
+	 * pattern anywhere in the tool's name. */
+	for (const char *p = m; *p;) {
+		p += strspn(p, " |");
+		size_t n = strcspn(p, " |");
+		char name[8];
+		if (n && n <= 4 && (snprintf(name, sizeof(name), "%.*s", (int)n, p), strstr("Bash", name)))
+			return 1;
+		p += n;
+	}
+	return 0;
 }
 
 /* Claude Code: another PreToolUse hook that runs for Bash, besides ours.
@@ -363,7 +369,8 @@ static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask
 			if (strstr(cmd, "sharness-client"))
 				*ask |= strstr(cmd, "--ask") != NULL;
 			else if (!other[0])
-				snprintf(other, n, "%s", cmd);
+				snprintf(other, n, "matcher '%.60s': '%.150s'",
+				         json_string_value(json_object_get(group, "matcher")) ?: "", cmd);
 		}
 	}
 }
@@ -439,9 +446,10 @@ static void check_agent(struct doctor *d, const struct agent *a)
 			const char *ev;
 			json_t *v;
 			json_object_foreach(json_object_get(root, "hooks"), ev, v) collect(v, ev, cmds, &n);
-			if (strcmp(a->name, "claude") == 0 && !other[0]) {
+			if (strcmp(a->name, "claude") == 0) { /* every file: our --ask may be in another */
+				int had = other[0] != '\0';
 				claude_other_bash_hook(root, other, sizeof(other), &ask);
-				if (other[0])
+				if (!had && other[0])
 					snprintf(other_in, sizeof(other_in), "%s", path);
 			}
 			json_decref(root);
@@ -496,7 +504,7 @@ static void check_agent(struct doctor *d, const struct agent *a)
 	}
 	if (other[0] && !ask) {
 		fail(d,
-		     "%s hook (%s): another PreToolUse hook runs for Bash too ('%s', in %s); Claude Code "
+		     "%s hook (%s): another PreToolUse hook may run for Bash too (%s, in %s); Claude Code "
 		     "builds that then drop a hook's updatedInput keep sharness's allow, so the agent's "
 		     "original command would run unsandboxed: remove or narrow that hook's matcher, or add "
 		     "--ask to sharness's ('%s hook claude --ask') so that such a command is asked about",
