@@ -119,9 +119,9 @@ install: $(BUILD)/sharnessd $(BUILD)/sharnessd-front $(BUILD)/sharness-actor $(B
 
 uninstall: install-stage
 	@# No relay may go on running the client removed below (not in a DESTDIR:
-	@# that is a package's tree, not this system).
-	@if [ -z "$(DESTDIR)" ] && [ -x $(LIBEXECDIR)/sharness/user-relays ]; then \
-		$(LIBEXECDIR)/sharness/user-relays stop; fi
+	@# that is a package's tree, not this system).  The tree's copy: an
+	@# install older than it has none.
+	@if [ -z "$(DESTDIR)" ]; then sh scripts/user-relays stop; fi
 	rm -f $(DESTDIR)$(SBINDIR)/sharnessd $(DESTDIR)$(LIBEXECDIR)/sharness/sharnessd-front \
 		$(DESTDIR)$(LIBEXECDIR)/sharness/sharness-actor $(DESTDIR)$(LIBEXECDIR)/sharness/user-relays \
 		$(DESTDIR)$(BINDIR)/sharness-client \

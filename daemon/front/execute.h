@@ -57,7 +57,8 @@ struct execute_hooks {
 	/* The run ended, once: rc 0 with `res` filled (whatever the command's
 	 * exit; the owner frees it with execute_result_free), or -1 with `e`. */
 	void (*finished)(void *arg, int rc, struct run_result *res, const struct request_error *e);
-	/* Once, after `finished`: the run's supervisor has torn it down (its
+	/* Once, after `finished` (or execute_abort, without `finished`): the
+	 * run's supervisor has torn it down (its
 	 * channel's EOF, bounded: a stuck teardown is the launcher's to report),
 	 * so the run's slot may go back - the launcher counts a run until then. */
 	void (*released)(void *arg);

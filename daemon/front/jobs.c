@@ -155,7 +155,7 @@ bool jobs_may_start(struct jobs *j, const char *owner_fp, unsigned pending, char
 	if (live + pending < j->max_live)
 		return true;
 	if (pending)
-		snprintf(why, whylen, "This certificate has %u jobs running and %u waiting to start, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live, pending);
+		snprintf(why, whylen, "This certificate has %u jobs running and %u waiting to start, the most max_jobs allows; wait for one to end, or kill a running one (DELETE /v0/jobs/ID).", live, pending);
 	else
 		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
 	return false;
