@@ -148,4 +148,29 @@ check_match "... saying what waits" "$(jq -r .error.message "$T/q/j3.body")" '2 
 wait_bg
 check_eq "the two waiting jobs started" "$(cat "$T/q/j1.status") $(cat "$T/q/j2.status")" "202 202"
 check_eq "... and the refused one left no run_started line" "$(started)" $((BASE + 3))
+
+# 8. Hang-ups do not turn into 503s: four clients start runs that fill
+# 200 MB and hang up while they run, over and over, beside a client whose
+# runs queue.  A run's slot comes back only once its supervisor has torn it
+# down (execute.c); it used to come back at the hang-up, so teardowns piled
+# up past the launcher's own bound (2 x max_runs) and queued runs got its
+# 503 (1 and 6 of 60 in two tries, session 30).
+e2e_stop
+e2e_start '{"max_runs": 2, "queue_max": 64, "queue_timeout_s": 60, "limits": {"connections": 80}}'
+audit_before=$(wc -l <"$T/audit.log")
+hog=$(jq -nc '{cmd: "python3 -c \"b = bytearray(200 << 20); import time; time.sleep(30)\"", profile: "analyse"}')
+for c in 1 2 3 4; do
+	bg bash -c "for i in \$(seq 1 10); do curl -s -o /dev/null --max-time 0.7 --cacert '$T/certs/ca.pem' \
+		--cert '$T/certs/app.pem' --key '$T/certs/app.key' -H 'Content-Type: application/json' \
+		--data-binary '$hog' 'https://127.0.0.1:$PORT/v0/run'; done"
+done
+n503=0
+for i in $(seq 1 40); do
+	run_bg "w$i" "echo w$i"
+	[ "$(cat "$T/q/w$i.status")" = 503 ] && n503=$((n503 + 1))
+done
+wait_bg
+check_eq "40 queued runs beside 40 hang-ups of 200 MB runs: no 503" "$n503" 0
+check_eq "... none in the audit log either (the hang-ups are 499)" "$(tail -n +$((audit_before + 1)) "$T/audit.log" | grep -c '"status":503')" 0
+check_settled "... and nothing of the runs is left"
 e2e_stop
