@@ -69,15 +69,22 @@ timeout 20 "$SHARNESSD" --config "$T/keepout.json" >"$T/keepout.out" 2>&1
 check_match "a real start refuses too (exit $?)" "$(cat "$T/keepout.out")" "state_dir $WS/.state lies inside the workspace"
 check "... before making anything there" test ! -e "$WS/.state"
 
-# --- a profile's paths are never inside a workspace: root places them while
-# it builds a sandbox, following symlinks a run may have planted there -------
-profile_case() { # DESC KEY PATH EXPECT_REGEX
-	rm -rf "$T/pcase" && cp -r "$T/profiles" "$T/pcase"
-	jq --arg k "$2" --arg p "$3" '.name = "inws" | .[$k] = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
-	jq ".profiles_dir = \"$T/pcase\"" "$T/sharnessd.json" >"$T/pcase.json"
+# --- a profile's paths are never where a run may write (a workspace, another
+# profile's write_paths): root places them while it builds a sandbox,
+# following symlinks a run may have planted there -----------------------------
+jq ".profiles_dir = \"$T/pcase\"" "$T/sharnessd.json" >"$T/pcase.json"
+with_profile() { # KEY PATH: a profile "inws" with KEY = [PATH] beside the shipped ones (and
+	# $T/pcase/*.json made since); --check-config's exit and output in PRC and POUT
+	jq --arg k "$1" --arg p "$2" '.name = "inws" | .[$k] = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
 	"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
-	local rc=$?
-	check_match "$1: --check-config refuses (exit $rc)" "$rc $(cat "$T/pcase.out")" "^1 .*$4"
+	PRC=$?
+	POUT=$(cat "$T/pcase.out")
+}
+fresh_profiles() { rm -rf "$T/pcase" && cp -r "$T/profiles" "$T/pcase"; }
+profile_case() { # DESC KEY PATH EXPECT_REGEX: refused
+	fresh_profiles
+	with_profile "$2" "$3"
+	check_match "$1: --check-config refuses (exit $PRC)" "$PRC $POUT" "^1 .*$4"
 }
 profile_case "read_paths in the workspace" read_paths "$WS/src" \
 	"profile inws: read_paths entry $WS/src lies inside the workspace $WS, where a run could replace it or a directory above it with a symlink"
@@ -88,25 +95,19 @@ profile_case "exec_paths through a symlink into the workspace" exec_paths "$T/ou
 profile_case "read_paths that is the workspace" read_paths "$WS" "read_paths entry $WS lies inside"
 timeout 20 "$SHARNESSD" --config "$T/pcase.json" >"$T/pcase.out" 2>&1
 check_match "a real start refuses too (exit $?)" "$(cat "$T/pcase.out")" "profile inws: read_paths entry $WS lies inside"
+profile_case "a profile path that cannot be resolved (a component is a file)" read_paths "$T/secrets.txt/sub" \
+	"profile inws: read_paths entry $T/secrets.txt/sub cannot be resolved \(Not a directory\)"
 # Inside another profile's write_paths: its runs could replace the entry by
 # a symlink (a write_paths entry itself is a mount's root: shared is fine).
+fresh_profiles
 jq --arg p "$T/shared" '.name = "writer" | .write_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/writer.json"
-jq --arg p "$T/shared/deps" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
-"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
-check_match "read_paths inside another profile's write_paths: refused (exit $?)" "$(cat "$T/pcase.out")" \
-	"profile inws: read_paths entry $T/shared/deps lies inside profile writer's write_paths entry $T/shared, where its runs could replace it"
-jq --arg p "$T/shared" '.name = "inws" | .write_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
-"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
-check_eq "... the same write_paths entry in two profiles: accepted" "$?" 0
-rm -f "$T/pcase/writer.json"
-# A path that cannot be resolved (a component is a file): no telling where it leads.
-jq --arg p "$T/secrets.txt/sub" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
-"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
-check_match "a profile path that cannot be resolved: refused (exit $?)" "$(cat "$T/pcase.out")" \
-	"profile inws: read_paths entry $T/secrets.txt/sub cannot be resolved \(Not a directory\)"
-jq --arg p "$T/secrets.txt" '.name = "inws" | .read_paths = [$p]' "$T/profiles/analyse.json" >"$T/pcase/inws.json"
-"$SHARNESSD" --check-config --config "$T/pcase.json" >"$T/pcase.out" 2>&1
-check_eq "a profile path outside every workspace: --check-config passes" "$?" 0
+with_profile read_paths "$T/shared/deps"
+check_match "read_paths inside another profile's write_paths: refused (exit $PRC)" "$PRC $POUT" \
+	"^1 .*profile inws: read_paths entry $T/shared/deps lies inside profile writer's write_paths entry $T/shared, where its runs could replace it"
+with_profile write_paths "$T/shared"
+check_eq "... the same write_paths entry in two profiles: accepted" "$PRC" 0
+with_profile read_paths "$T/secrets.txt"
+check_eq "a profile path outside every workspace and write_paths entry: accepted" "$PRC" 0
 
 # --- the development defaults of make run keep certificates and state out of
 # the checkout (the default workspace) -----------------------------------------

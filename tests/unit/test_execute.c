@@ -112,6 +112,30 @@ static void end(struct fixture *fx)
 	loop_free(fx->l);
 }
 
+/* The supervisor's STARTED with the read ends of `out` and `err`, which
+ * the test then closes (the front holds them, or has closed them). */
+static bool send_started(const struct fixture *fx, int out[2], int err[2])
+{
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return false;
+	struct privsep_started st;
+	memset(&st, 0, sizeof(st));
+	privsep_header_init(&st.h, PRIVSEP_STARTED);
+	int pass[2] = {out[0], err[0]};
+	bool sent = privsep_send(fx->chan, &st, sizeof(st), pass, 2) == 0;
+	close(out[0]);
+	close(err[0]);
+	return sent;
+}
+
+/* The supervisor exits (its end of the channel closes); the loop turns. */
+static void supervisor_exits(struct fixture *fx)
+{
+	close(fx->chan);
+	fx->chan = -1;
+	turn(fx->l, 50);
+}
+
 /* Left while the launcher still has the request: the supervisor is told;
  * the slot stays until the channel closes. */
 TEST(abort_while_starting_keeps_the_slot_until_the_channel_closes)
@@ -132,9 +156,7 @@ TEST(abort_while_starting_keeps_the_slot_until_the_channel_closes)
 	CHECK(privsep_send(fx.chan, &ex, sizeof(ex), NULL, 0) == 0);
 	turn(fx.l, 50);
 	CHECK_EQ_INT(n_released, 0);
-	close(fx.chan);
-	fx.chan = -1;
-	turn(fx.l, 50);
+	supervisor_exits(&fx);
 	CHECK_EQ_INT(n_released, 1);
 	CHECK_EQ_INT(n_finished, 0); /* the owner left: no `finished` */
 	end(&fx);
@@ -147,15 +169,9 @@ TEST(abort_while_running_keeps_the_slot_until_the_channel_closes)
 	struct fixture fx;
 	int out[2], err[2];
 	CHECK(start(&fx));
-	if (!fx.x || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+	if (!fx.x)
 		return;
-	struct privsep_started st;
-	memset(&st, 0, sizeof(st));
-	privsep_header_init(&st.h, PRIVSEP_STARTED);
-	int pass[2] = {out[0], err[0]};
-	CHECK(privsep_send(fx.chan, &st, sizeof(st), pass, 2) == 0);
-	close(out[0]);
-	close(err[0]);
+	CHECK(send_started(&fx, out, err));
 	turn(fx.l, 50); /* RUNNING now */
 	CHECK(!told_to_stop(fx.chan));
 	execute_abort(fx.x);
@@ -163,9 +179,7 @@ TEST(abort_while_running_keeps_the_slot_until_the_channel_closes)
 	CHECK(told_to_stop(fx.chan));
 	CHECK(write(out[1], "x", 1) < 0 && errno == EPIPE); /* the front's read end is closed */
 	CHECK_EQ_INT(n_released, 0);
-	close(fx.chan);
-	fx.chan = -1;
-	turn(fx.l, 50);
+	supervisor_exits(&fx);
 	CHECK_EQ_INT(n_released, 1);
 	CHECK_EQ_INT(n_finished, 0);
 	close(out[1]);
@@ -180,23 +194,15 @@ TEST(a_record_after_the_abort_has_its_descriptors_closed)
 	struct fixture fx;
 	int out[2], err[2];
 	CHECK(start(&fx));
-	if (!fx.x || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+	if (!fx.x)
 		return;
 	execute_abort(fx.x);
-	struct privsep_started st;
-	memset(&st, 0, sizeof(st));
-	privsep_header_init(&st.h, PRIVSEP_STARTED);
-	int pass[2] = {out[0], err[0]};
-	CHECK(privsep_send(fx.chan, &st, sizeof(st), pass, 2) == 0);
-	close(out[0]);
-	close(err[0]);
+	CHECK(send_started(&fx, out, err));
 	turn(fx.l, 50);
 	CHECK(write(out[1], "x", 1) < 0 && errno == EPIPE);
 	CHECK(write(err[1], "x", 1) < 0 && errno == EPIPE);
 	CHECK_EQ_INT(n_released, 0);
-	close(fx.chan);
-	fx.chan = -1;
-	turn(fx.l, 50);
+	supervisor_exits(&fx);
 	CHECK_EQ_INT(n_released, 1);
 	close(out[1]);
 	close(err[1]);
@@ -215,9 +221,7 @@ TEST(a_refusal_is_finished_then_released_at_the_channels_end)
 	turn(fx.l, 50);
 	CHECK_EQ_INT(n_finished, 1);
 	CHECK_EQ_INT(n_released, 0);
-	close(fx.chan);
-	fx.chan = -1;
-	turn(fx.l, 50);
+	supervisor_exits(&fx);
 	CHECK_EQ_INT(n_released, 1);
 	end(&fx);
 }

@@ -130,6 +130,18 @@ TEST(character_across_a_reads_end_stays_whole)
 	jobs_free(j);
 }
 
+/* One read of stdout from `since`: its data, next and more as expected. */
+static void check_read(struct jobs *j, uint64_t since, const char *data, uint64_t next, bool more)
+{
+	char *o = jobs_output(j, ID, FP, 0, since);
+	cJSON *r = cJSON_Parse(o);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), data);
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), next);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r, "more")) == more);
+	cJSON_Delete(r);
+	free(o);
+}
+
 /* A running job whose output so far ends inside a character: the read
  * holds it back (no U+FFFD) and says no "more" (a follower waits); once the
  * rest came, the next read has it whole. */
@@ -139,38 +151,14 @@ TEST(running_jobs_last_character_waits_for_its_rest)
 	char why[200] = "";
 	struct job *b = jobs_add(j, ID, FP, "cn", "analyse", 4096, 60, nokill, NULL, why, sizeof(why));
 	job_output(b, 0, "a\xe2\x94", 3);
-	char *o = jobs_output(j, ID, FP, 0, 0);
-	cJSON *r = cJSON_Parse(o);
-	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "a");
-	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 1);
-	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
-	cJSON_Delete(r);
-	free(o);
-	o = jobs_output(j, ID, FP, 0, 1); /* nothing new: the same answer, nothing read */
-	r = cJSON_Parse(o);
-	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "");
-	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 1);
-	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
-	cJSON_Delete(r);
-	free(o);
+	check_read(j, 0, "a", 1, false);
+	check_read(j, 1, "", 1, false); /* nothing new: the same answer, nothing read */
 	job_output(b, 0, "\x80" "b", 2);
-	o = jobs_output(j, ID, FP, 0, 1);
-	r = cJSON_Parse(o);
-	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "\xe2\x94\x80"
-	                                                                         "b");
-	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 5);
-	cJSON_Delete(r);
-	free(o);
+	check_read(j, 1, "\xe2\x94\x80" "b", 5, false);
 	/* Ended inside a character: its bytes go out as U+FFFD, and the end. */
 	job_output(b, 0, "\xe2", 1);
 	job_finish(b, "{\"exit\":0}", NULL);
-	o = jobs_output(j, ID, FP, 0, 5);
-	r = cJSON_Parse(o);
-	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r, "data")), "\xef\xbf\xbd");
-	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "next")), 6);
-	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "more")));
-	cJSON_Delete(r);
-	free(o);
+	check_read(j, 5, "\xef\xbf\xbd", 6, false);
 	jobs_free(j);
 }
 
