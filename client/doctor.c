@@ -325,9 +325,10 @@ static void collect_toml(const char *text, struct hook_cmd *out, size_t *n)
 
 /* Whether a Claude Code matcher may select the Bash tool.  None, "" and
  * "*" select every tool; a list of names ("Bash", "Edit | Write") selects
- * those (or, as a pattern, any name they are part of); anything else is a JavaScript regular expression, which is not
- * compiled here (a project's settings are the checkout's, and a pattern
- * can take a regex engine minutes): it may select Bash. */
+ * those (or, as a pattern, any name they are part of); anything else is a
+ * JavaScript regular expression, which is not compiled here (a project's
+ * settings are the checkout's, and a pattern can take a regex engine
+ * minutes): it may select Bash. */
 static int matches_bash(json_t *matcher)
 {
 	const char *m = json_string_value(matcher);
@@ -351,8 +352,8 @@ static int matches_bash(json_t *matcher)
 /* Claude Code: another PreToolUse hook that runs for Bash, besides ours.
  * Some builds then drop a hook's updatedInput and keep its
  * permissionDecision, so our "allow" would let the original command run
- * unsandboxed (docs/agents.md).  Fills `other` with its command, `ask`
- * when our hook leaves the decision to the agent. */
+ * unsandboxed (docs/agents.md).  Fills `other` with its matcher and
+ * command, sets `ask` when our hook leaves the decision to the agent. */
 static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask)
 {
 	size_t i, k;
