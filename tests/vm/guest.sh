@@ -130,15 +130,21 @@ fi
 # it builds the package too, so Debian 13 installs its own.
 if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null || [ "${VM_DEB:-0}" = 1 ]; then
 	# make uninstall stops every user's running relay (scripts/user-relays):
-	# here a stand-in unit of that name in vmlab's own user manager, which
-	# starts through pam_systemd (libpam-systemd, as guest_deb.sh installs it).
+	# here the installed user unit, run with a stand-in command (the user's
+	# own unit file, which wins over the installed one) in vmlab's user
+	# manager, which starts through pam_systemd (libpam-systemd, as
+	# guest_deb.sh installs it).
 	vuid=$(id -u vmlab) relay_before=
 	as_user() { runuser -u vmlab -- env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="/run/user/$vuid" "$@"; }
+	stand_in=/home/vmlab/.config/systemd/user/sharness-relay.service
 	if dpkg -s libpam-systemd >/dev/null 2>&1 || { apt-get -q -y update &&
 		apt-get -q -y install --no-install-recommends libpam-systemd; } </dev/null >/tmp/apt.log 2>&1; then
+		runuser -u vmlab -- mkdir -p "${stand_in%/*}"
+		printf '[Service]\nExecStart=/bin/sleep 600\n' >"$stand_in"
 		loginctl enable-linger vmlab
 		for _ in $(seq 1 300); do [ -S "/run/user/$vuid/systemd/private" ] && break; sleep 0.2; done
-		as_user systemd-run --user --quiet --unit=sharness-relay sleep 600
+		as_user systemctl --user daemon-reload
+		as_user systemctl --user start sharness-relay
 		relay_before=$(as_user systemctl --user is-active sharness-relay 2>&1)
 	else
 		not_ok "apt-get install libpam-systemd (for systemd --user)" "$(tail -5 /tmp/apt.log)"
@@ -147,6 +153,8 @@ if compgen -G 'build/deb/sharness_*_amd64.deb' >/dev/null || [ "${VM_DEB:-0}" = 
 	if [ -n "$relay_before" ]; then
 		check_eq "make uninstall stopped the user's running relay (before/after)" \
 			"$relay_before/$(as_user systemctl --user is-active sharness-relay 2>&1)" "active/inactive"
+		rm -f "$stand_in"
+		as_user systemctl --user daemon-reload
 		loginctl disable-linger vmlab
 	fi
 	# What the verdicts wrote in the default workspace: purge removes the
