@@ -199,8 +199,6 @@ static void hand_over(struct watch *w)
 	fdio_close(&sb->listener);
 }
 
-/* The exit record's exit, signal or setup failure, from the init's last
- * status (have_status: it sent one). */
 /* The operator's log names the lock, never the call's path or address:
  * the run chose them and may have put a secret there; the reply and the
  * audit line carry it, through the front's filter.  The daemon's own
@@ -222,6 +220,8 @@ static void log_refusal(const char *run_id, const struct notify_run *nr)
 	         k < sizeof(what) / sizeof(what[0]) && what[k] ? what[k] : "a call");
 }
 
+/* The exit record's exit, signal or setup failure, from the init's last
+ * status (have_status: it sent one). */
 static void exit_fields(struct privsep_exit *ex, bool have_status, struct sandbox_status *sst, const char *run_id)
 {
 	if (have_status && sst->kind == SANDBOX_STATUS_SETUP_FAILED) {
