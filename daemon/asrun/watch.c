@@ -242,6 +242,16 @@ static void exit_fields(struct privsep_exit *ex, bool have_status, struct sandbo
 	}
 }
 
+/* The front shut its side of the channel while the sandbox was built or
+ * rebuilt (the client hung up, a DELETE): the command is not started, so
+ * nothing of a run nobody waits for happens, and the slot the front frees
+ * at the channel's EOF comes back sooner. */
+static bool front_left(int chan)
+{
+	struct pollfd pfd = {.fd = chan, .events = POLLRDHUP};
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 noreturn void watch_run(struct watch *w)
 {
 	struct sandbox_ready *sb = w->sb;
@@ -249,6 +259,10 @@ noreturn void watch_run(struct watch *w)
 	struct disk_watch disk = {0};
 	uint64_t checked_us = us_since(&w->t0);
 
+	if (front_left(w->chan)) {
+		log_info("run %s: the front gave up on the run before it started; not starting it", w->req->run_id);
+		_exit(supervise_stop(sb) < 0 ? 3 : 0);
+	}
 	disk_start(w, &disk);
 	hand_over(w);
 	uint64_t started_us = us_since(&w->t0);

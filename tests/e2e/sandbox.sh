@@ -325,6 +325,32 @@ JOB=$(jf .job_id)
 for _ in $(seq 1 60); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
 check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
 
+# --- a run whose requester left before it started never starts -----------------
+# The supervisor looks at its channel once more before it hands the command
+# over (asrun/watch.c, front_left): a client that hung up while its sandbox
+# was built or rebuilt gets nothing run.  Made certain here by stopping every
+# sandbox built ahead (root's, waiting) before the request and going on with
+# them once the client has hung up and the front has shut the channel.
+settled >/dev/null
+ahead=$(for p in $(pgrep -P "$DAEMON_PID"); do
+	[ "$p" != "$(front_pid)" ] && [ "$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)" = 0 ] && echo "$p"
+done)
+check "sandboxes built ahead are waiting ($(wc -w <<<"$ahead"))" test -n "$ahead"
+left_before=$(grep -c 'before it started; not starting it' "$T/daemon.log")
+kill -STOP $ahead
+API_MAX_TIME=1 run_cmd 'touch left-before-start' build
+sleep 0.3 # the front sees the hang-up and shuts the channel at once
+kill -CONT $ahead
+for _ in $(seq 1 40); do
+	[ "$(grep -c 'before it started; not starting it' "$T/daemon.log")" != "$left_before" ] && break
+	sleep 0.05
+done
+check_eq "a client that hung up before its run started: no reply" "$STATUS" 000
+check_eq "... its supervisor did not start the command (the daemon's log says so)" \
+	"$(grep -c 'before it started; not starting it' "$T/daemon.log")" $((left_before + 1))
+check "... which left nothing in the workspace" test ! -e "$WS/left-before-start"
+check_settled "... nor any process or cgroup of the run"
+
 # --- the reply and the file actor's last write ---------------------------------
 # The reply goes once the run's processes are gone; the actor, which made
 # their writes, is killed then and waited for only while a write of theirs
