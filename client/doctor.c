@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,14 @@ static int hook_program(const char *cmd, char *prog, size_t n)
 	return -1;
 }
 
+static bool already_read(const struct stat *before, size_t n, const struct stat *st)
+{
+	for (size_t i = 0; i < n; i++)
+		if (before[i].st_dev == st->st_dev && before[i].st_ino == st->st_ino)
+			return true;
+	return false;
+}
+
 static void check_agent(struct doctor *d, const struct agent *a)
 {
 	const char *home = getenv("HOME");
@@ -420,6 +429,8 @@ static void check_agent(struct doctor *d, const struct agent *a)
 	size_t n = 0;
 	int bad = 0;
 
+	struct stat read_before[3];
+	size_t n_read = 0;
 	for (size_t f = 0; f < 3 && a->files[f]; f++) {
 		if (a->files[f][0] == '~') {
 			if (!home || !*home)
@@ -428,6 +439,11 @@ static void check_agent(struct doctor *d, const struct agent *a)
 		} else {
 			snprintf(path, sizeof(path), "%s", a->files[f] + 2);
 		}
+		/* In $HOME a project's file is the user's: read once. */
+		struct stat st;
+		if (stat(path, &st) < 0 || already_read(read_before, n_read, &st))
+			continue;
+		read_before[n_read++] = st;
 		char *text = slurp(path);
 		if (!text)
 			continue;

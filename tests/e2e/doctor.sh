@@ -170,6 +170,10 @@ check_match "client doctor: Gemini not installed is a note" "$OUT" "✔ Gemini C
 check_match "client doctor: SHARNESS_RELAY=off (lib.sh) is a note" "$OUT" \
 	"✔ relay: off \(SHARNESS_RELAY=off\): each fresh client sets up its own TLS"
 check_eq "client doctor: only ✔ lines" "$(printf '%s' "$OUT" | grep -vc '^✔')" 0
+# In $HOME, a project's .claude/settings.json is the user's: one file, read once.
+(cd "$HOME" && client_run doctor && printf '%s\n' "$OUT") >"$T/doctor-home.out"
+check_eq "client doctor run in \$HOME: the settings file named once" \
+	"$(grep '^✔ Claude Code hook installed' "$T/doctor-home.out")" "✔ Claude Code hook installed ($HOME/.claude/settings.json)"
 # The relay: none, then one started as the user unit runs it.
 SHARNESS_RELAY= client_run doctor
 check_eq "client doctor, no relay: a note that names the unit, exit 0" "$RC/$(grep '^✔ relay' <<<"$OUT")" \
