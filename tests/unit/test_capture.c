@@ -11,6 +11,7 @@
  * captured without the filter does leave pieces: the check can fail.
  */
 #include "harness.h"
+#include "rules_fixture.h"
 #include "capture.h"
 #include "scrub.h"
 #include "scrub_detect.h"
@@ -138,18 +139,9 @@ TEST(secret_across_truncation_points)
 
 int main(void)
 {
-	char path[] = "/tmp/test_capture.XXXXXX", err[256];
-	int fd = mkstemp(path);
-	static const char keys[] = "cap=Capture-Vault-Key-7781-xyz\n";
-	if (fd < 0 || write(fd, keys, sizeof keys - 1) != (ssize_t)(sizeof keys - 1))
+	R = fixture_rules("cap=Capture-Vault-Key-7781-xyz\n");
+	if (!R)
 		return 1;
-	close(fd);
-	R = scrub_rules_new(path, NULL, err, sizeof err);
-	unlink(path);
-	if (!R) {
-		fprintf(stderr, "# %s\n", err);
-		return 1;
-	}
 	RUN(secret_across_truncation_points);
 	scrub_rules_free(R);
 	return harness_done();

@@ -7,6 +7,7 @@
  * reply, the command's output and exit code with it).
  */
 #include "harness.h"
+#include "rules_fixture.h"
 #include "denials.h"
 #include "scrub.h"
 #include "utf8.h"
@@ -146,26 +147,11 @@ TEST(detail_cut_between_characters)
 	CHECK(ll >= sl && strcmp(last + ll - sl, " (and 5 more refusals)") == 0);
 }
 
-static const char *secrets_file(void)
-{
-	static char path[] = "/tmp/test_denials.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0 || write(fd, SECRET "\n", strlen(SECRET) + 1) != (ssize_t)strlen(SECRET) + 1)
-		abort();
-	close(fd);
-	return path;
-}
-
 int main(void)
 {
-	char err[256];
-	const char *path = secrets_file();
-	R = scrub_rules_new(path, NULL, err, sizeof(err));
-	unlink(path);
-	if (!R) {
-		fprintf(stderr, "# %s\n", err);
+	R = fixture_rules(SECRET "\n");
+	if (!R)
 		return 1;
-	}
 	RUN(cut_keeps_whole_characters);
 	RUN(cut_of_valid_text_is_valid);
 	RUN(detail_with_a_stray_byte_is_valid_utf8);

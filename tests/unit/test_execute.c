@@ -14,6 +14,7 @@
  * sends (STARTED with its pipes) is read and its descriptors closed.
  */
 #include "harness.h"
+#include "rules_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -226,27 +227,12 @@ TEST(a_refusal_is_finished_then_released_at_the_channels_end)
 	end(&fx);
 }
 
-static const char *secrets_file(void)
-{
-	static char path[] = "/tmp/test_execute.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0 || write(fd, "not-a-real-secret-12345\n", 24) != 24)
-		abort();
-	close(fd);
-	return path;
-}
-
 int main(void)
 {
-	char e[256];
-	const char *path = secrets_file();
 	signal(SIGPIPE, SIG_IGN);
-	R = scrub_rules_new(path, NULL, e, sizeof(e));
-	unlink(path);
-	if (!R) {
-		fprintf(stderr, "# %s\n", e);
+	R = fixture_rules("not-a-real-secret-12345\n");
+	if (!R)
 		return 1;
-	}
 	RUN(abort_while_starting_keeps_the_slot_until_the_channel_closes);
 	RUN(abort_while_running_keeps_the_slot_until_the_channel_closes);
 	RUN(a_record_after_the_abort_has_its_descriptors_closed);
