@@ -33,6 +33,7 @@
 #include "relay.h"
 #include "run.h"
 #include "show.h"
+#include "version.h"
 
 #define EXIT_USAGE 2
 
@@ -150,7 +151,7 @@ static int parse(int argc, char **argv, struct args *a)
 			return 1;
 		}
 		if (strcmp(arg, "--version") == 0) {
-			puts("sharness-client 0.1.0");
+			puts("sharness-client " SHARNESS_VERSION);
 			return 1;
 		}
 		if ((v = optval(argv, argc, &i, "--url", &missing)))

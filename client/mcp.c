@@ -18,6 +18,7 @@
 #include "api.h"
 #include "buf.h"
 #include "run.h"
+#include "version.h"
 
 #define MCP_MAX_LINE (4u << 20)
 #define MCP_VERSION_LATEST "2025-11-25"
@@ -63,7 +64,7 @@ static json_t *initialize(json_t *params)
 			ver = versions[i];
 	return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", ver, "capabilities",
 			 "tools", "listChanged", 0, "serverInfo", "name", "sharness-client", "title",
-			 "sharness", "version", "0.1.0", "instructions",
+			 "sharness", "version", SHARNESS_VERSION, "instructions",
 			 "run_command runs one shell command in a fresh sandbox of sharnessd under a named profile "
 			 "and returns its output and exit code. No state (cd, exports, background jobs) survives "
 			 "between calls.");

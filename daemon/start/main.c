@@ -53,8 +53,8 @@
 #include "sandbox_filter.h"
 #include "uidpool.h"
 #include "uidrange.h"
+#include "version.h"
 
-#define SHARNESS_VERSION "0.1.0"
 #define PEM_MAX (64 * 1024)
 
 static void usage(FILE *out)

@@ -126,6 +126,13 @@ out=$("$SHARNESSD" --version)
 check_eq "--version: exit 0" "$?" 0
 [[ "$out" =~ ^sharnessd\ [0-9]+\.[0-9]+\.[0-9]+$ ]] && ok "--version prints 'sharnessd X.Y.Z'" ||
 	not_ok "--version prints 'sharnessd X.Y.Z'" "got: $out"
+# One version (daemon/common/version.h): the daemon's, the client's and its MCP server's.
+version=$(sed -n 's/^#define SHARNESS_VERSION "\(.*\)"$/\1/p' "$ROOT/daemon/common/version.h")
+check_eq "--version names version.h's version" "$out" "sharnessd $version"
+check_eq "sharness-client --version names it too" "$("$CLIENT" --version)" "sharness-client $version"
+mcp_init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+check_eq "... and its MCP server's serverInfo" \
+	"$(printf '%s\n' "$mcp_init" | "$CLIENT" mcp 2>/dev/null | jq -r .result.serverInfo.version)" "$version"
 out=$("$SHARNESSD" --help)
 check_eq "--help: exit 0" "$?" 0
 for opt in --config --check-config --filter --verbose --version; do

@@ -27,6 +27,12 @@ for p in "${pages[@]}"; do
 	check_eq "groff -ww ${p#"$ROOT"/}: no warning" "$out" ""
 done
 
+# Each page's header names the version of daemon/common/version.h.
+version=$(sed -n 's/^#define SHARNESS_VERSION "\(.*\)"$/\1/p' "$ROOT/daemon/common/version.h")
+for p in "${pages[@]}"; do
+	check_eq "${p#"$ROOT"/}: its .TH names sharness $version" "$(awk '$1 == ".TH" {print $5, $6; exit}' "$p")" "\"sharness $version\""
+done
+
 # The installed pages, paths rewritten for PREFIX=/usr.
 if make -s -C "$ROOT" --no-print-directory INSTALL_STAGE="$T/stage" PREFIX=/usr \
 	install-stage >"$T/make.log" 2>&1; then
