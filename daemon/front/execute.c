@@ -6,6 +6,8 @@
  *   RUNNING   the pipes, stdin, the proxy's door and the channel (for the
  *             exit record) are watched; after the exit record every writer
  *             is gone, so the pipes' EOF is due at once (bounded: 2 s)
+ *             (execute_kill shuts our side of the channel here, and the run
+ *             goes on to its exit record: the supervisor killed it)
  *   TEARDOWN  `finished` was called, or the owner left (execute_abort); our
  *             side of the channel is shut, which tells the supervisor to
  *             kill what is left; it is watched for its EOF (the supervisor
@@ -62,7 +64,7 @@ struct execute {
 	int stdin_fd, proxy_fd;
 	size_t stdin_off;
 	struct proxy *px;
-	bool got_exit, paused;
+	bool got_exit, paused, killing;
 	struct privsep_exit ex;
 	uid_t uid;
 };
@@ -373,14 +375,36 @@ static void on_proxy_door(struct loop_watch *w, uint32_t revents)
 		proxy_serve_fd(x->px, c); /* takes c, whatever happens */
 }
 
-/* After the exit record every writer is gone; the pipes' EOF is due at
- * once, and a bound keeps a surprise from holding the run (not while a
- * stream's reader holds it: execute_pause arms it again). */
+/* After the exit record every writer is gone, so what the pipes hold is
+ * all there is (at most their size): a paused run (its stream's reader is
+ * behind) reads it now rather than at the reader's pace, so that its end,
+ * and its slot, never wait for a slow reader. */
+static void drain_paused(struct execute *x)
+{
+	for (struct stream *s = &x->out; x->paused && s; s = s == &x->out ? &x->err : NULL) {
+		while (s->fd >= 0) {
+			ssize_t n = read(s->fd, read_buf, sizeof(read_buf));
+			if (n > 0) {
+				scrub_stream_feed(s->scrub, read_buf, (size_t)n);
+			} else if (n < 0 && errno == EINTR) {
+				continue;
+			} else if (n < 0 && errno == EAGAIN) {
+				break; /* a writer left over: the drain bound ends it */
+			} else {
+				scrub_stream_finish(s->scrub);
+				stream_close(x, s);
+			}
+		}
+	}
+}
+
+/* After the exit record the pipes' EOF is due at once; a bound keeps a
+ * surprise from holding the run. */
 static void on_drain_bound(struct loop_timer *t)
 {
 	struct execute *x = t->arg;
-	if (!x->paused)
-		complete(x);
+	drain_paused(x);
+	complete(x);
 }
 
 static void on_exit_record(struct loop_watch *w, uint32_t revents)
@@ -395,6 +419,7 @@ static void on_exit_record(struct loop_watch *w, uint32_t revents)
 	x->got_exit = true;
 	loop_unwatch(x->env.loop, &x->w_chan);
 	loop_timer_set(x->env.loop, &x->t_bound, DRAIN_BOUND_MS, on_drain_bound, x);
+	drain_paused(x);
 	maybe_complete(x);
 }
 
@@ -403,7 +428,9 @@ static int stream_init(struct execute *x, struct stream *s, int fd, int which)
 	s->x = x;
 	s->fd = fd;
 	s->which = which;
-	if (capture_init(&s->cap, x->r->profile->output_max) < 0)
+	/* Ours alone (the supervisor closed its copy): a read never waits,
+	 * also where a writer outlived the exit record (drain_paused). */
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 || capture_init(&s->cap, x->r->profile->output_max) < 0)
 		return -1;
 	s->scrub = scrub_stream_new(x->env.scrub, stream_emit, s);
 	return s->scrub ? 0 : -1;
@@ -457,13 +484,16 @@ static void on_started(struct loop_watch *w, uint32_t revents)
 		fail_internal(x, problem);
 		return;
 	}
+	for (size_t i = next; i < 4; i++) /* more than the record says it carries */
+		if (fds[i] >= 0)
+			close(fds[i]);
 	x->uid = in.started.uid;
 	int ok = stream_init(x, &x->out, fds[0], 0);
 	fds[0] = -1;
 	ok |= stream_init(x, &x->err, fds[1], 1);
 	fds[1] = -1;
 	if (ok < 0) {
-		fail_internal(x, "The front is out of memory.");
+		fail_internal(x, "The front could not set up the run's pipes.");
 		return;
 	}
 	if (x->stdin_fd >= 0 && r->stdin_len == 0) {
@@ -551,6 +581,18 @@ void execute_abort(struct execute *x)
 		begin_teardown(x);
 }
 
+int execute_kill(struct execute *x)
+{
+	if (!x || x->state != RUNNING)
+		return -1;
+	/* After the exit record the command has ended by itself: its end is
+	 * on its way. */
+	if (!x->killing && !x->got_exit && shutdown(x->chan, SHUT_WR) < 0)
+		return -1;
+	x->killing = true;
+	return 0;
+}
+
 static void on_watch_failed(struct loop_timer *t)
 {
 	fail_internal(t->arg, "The front could not watch the run's pipes.");
@@ -573,8 +615,6 @@ void execute_pause(struct execute *x, bool pause)
 			return;
 		}
 	}
-	if (!pause && x->got_exit)
-		loop_timer_set(l, &x->t_bound, DRAIN_BOUND_MS, on_drain_bound, x);
 }
 
 void execute_result_free(struct run_result *res)

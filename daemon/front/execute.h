@@ -74,11 +74,17 @@ struct execute;
  * not start (no hook is called then). */
 struct execute *execute_start(const struct execute_env *env, const struct run_request *r, const char *run_id,
                               const struct execute_hooks *hooks, struct request_error *e);
-/* The owner is gone (its client hung up, or DELETE killed the job): our
- * side of the run's channel is shut, which tells the supervisor to kill the
- * run.  `finished` is not called; `released` is, once the supervisor is
- * gone (the slot is the run's until then).  Only before `finished`. */
+/* The owner is gone (its client hung up): our side of the run's channel
+ * is shut, which tells the supervisor to kill the run.  `finished` is not
+ * called; `released` is, once the supervisor is gone (the slot is the
+ * run's until then).  Only before `finished`. */
 void execute_abort(struct execute *x);
+/* Kill a running command and follow it to its end (DELETE of a job):
+ * `finished` comes as for any run, with what the command wrote up to the
+ * kill and the supervisor's exit record (signal KILL, usage).  0, or -1 when
+ * the command has not started (STARTED not in yet): then abort instead.
+ * Only before `finished`; a second call changes nothing. */
+int execute_kill(struct execute *x);
 /* Stop (pause) or go on reading the command's output: a stream's reader
  * is behind (live.h).  Only before `finished`. */
 void execute_pause(struct execute *x, bool pause);

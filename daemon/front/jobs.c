@@ -439,7 +439,7 @@ int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, const char *
 		return -1;
 	if (b->running && b->kill) {
 		b->killed = true;
-		b->kill(b->kill_arg); /* the run is killed, and job_finish called */
+		b->kill(b->kill_arg); /* the run is killed; job_finish comes with its end */
 	}
 	*state = b->killed ? "killed" : state_of(b);
 	return 0;

@@ -55,6 +55,7 @@ struct runflow {
 	struct live *live;            /* a stream's */
 	struct job *job;              /* a job's */
 	bool job_answered;            /* its 202 is set: later errors are the job's */
+	bool job_killed;              /* DELETE: its end is audited as job_killed */
 	/* the client */
 	struct loop_watch w_client;
 	bool suspended;
@@ -243,7 +244,10 @@ static void on_finished(void *arg, int rc, struct run_result *res, const struct 
 		return;
 	}
 	fl->step = STEP_DONE;
-	audit_end(fl, 200, NULL);
+	if (fl->job_killed)
+		audit_end(fl, 499, "job_killed");
+	else
+		audit_end(fl, 200, NULL);
 	if (fl->live) {
 		live_finish(fl->live, body);
 		free(body);
@@ -264,11 +268,16 @@ static void on_released(void *arg)
 	maybe_free(fl);
 }
 
-/* DELETE /v0/jobs/ID (jobs_kill): the run is killed, its output kept. */
+/* DELETE /v0/jobs/ID (jobs_kill): the run is killed, its output kept.  A
+ * running command's end then comes as any run's (on_finished): what it
+ * wrote up to the kill, and the exit fields and usage of the kill. */
 static void on_job_killed(void *arg)
 {
 	struct runflow *fl = arg;
 	struct request_error e;
+	fl->job_killed = true;
+	if (execute_kill(fl->ex) == 0)
+		return;
 	execute_abort(fl->ex); /* the supervisor kills it; the slot comes back with on_released */
 	fl->ex = NULL;
 	request_error_set(&e, 499, "job_killed", "The job was killed (DELETE).");

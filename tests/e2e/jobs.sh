@@ -66,16 +66,21 @@ check_eq "stream is for /v0/run" "$STATUS $(jf .error.code)" "400 bad_field"
 api GET /v0/jobs
 check_eq "list: the caller's jobs" "$(jf '[.jobs[].job_id] | join(",")')" "$JOB"
 
-# Kill: the run dies, its output stays.
-job 'echo before-kill; sleep 30'
+# Kill: the run dies, its output stays: all of it, a last line without its
+# newline too (the filter holds that back while the job runs), and the job
+# has the exit fields and usage of the kill.
+job 'printf "before\nkill"; sleep 30'
 has_output
 api DELETE "/v0/jobs/$JOB"
 check_eq "kill" "$STATUS $(jf .state)" "200 killed"
+api DELETE "/v0/jobs/$JOB"
+check_eq "a second DELETE: the same answer" "$STATUS $(jf .state)" "200 killed"
 ended
 api GET "/v0/jobs/$JOB"
 check_eq "killed, output kept" "$(jf .state)" killed
+check_eq "... with the exit fields and usage of the kill" "$(jf '[.exit, .signal, (.usage.cpu_ms | type)] | @json')" '[null,"KILL","number"]'
 api GET "/v0/jobs/$JOB/output"
-check_eq "its output up to the kill" "$(jf .data)" "before-kill"
+check_eq "its output up to the kill, the last line's end too" "$(jf .data)" "$(printf 'before\nkill')"
 check_settled "kill: nothing of the job's run is left"
 
 # The timeout ends a job; output kept.

@@ -173,4 +173,37 @@ wait_bg
 check_eq "40 queued runs beside 40 hang-ups of 200 MB runs: no 503" "$n503" 0
 check_eq "... none in the audit log either (the hang-ups are 499)" "$(tail -n +$((audit_before + 1)) "$T/audit.log" | grep -c '"status":503')" 0
 check_settled "... and nothing of the runs is left"
+
+# 9. A stream whose reader is far behind when its run ends (the front
+# stopped reading the pipes past 1 MiB unread) gives its slot back at the
+# run's end, not at the reader's pace: the next run gets it in seconds, the
+# stream goes on at the reader's pace.
+e2e_stop
+e2e_start '{"max_runs": 1, "queue_max": 4, "queue_timeout_s": 10}'
+cat >"$T/slow.py" <<'PY'
+import socket, ssl, sys, time
+port, certs = int(sys.argv[1]), sys.argv[2]
+body = '{"cmd": "yes", "profile": "analyse", "stream": true, "timeout_s": 1}'
+ctx = ssl.create_default_context(cafile=certs + "/ca.pem")
+ctx.load_cert_chain(certs + "/app.pem", certs + "/app.key")
+raw = socket.socket()
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+raw.connect(("127.0.0.1", port))
+s = ctx.wrap_socket(raw, server_hostname="localhost")
+s.sendall(("POST /v0/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+           "Content-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+while s.recv(1024):  # 1 KiB every 0.5 s: megabytes behind, for ever
+    time.sleep(0.5)
+PY
+python3 "$T/slow.py" "$PORT" "$T/certs" &
+slow=$!
+mark
+busy_until_running 1
+sleep 2.5 # its run ended at 1 s
+run_bg next "echo next" # waits at most queue_timeout_s (10 s), then 503
+check_eq "a run queued behind a stream's slow reader, after that run's end: 200" \
+	"$(cat "$T/q/next.status") $(jq -r .stdout "$T/q/next.body")" "200 next"
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+check_settled "... and nothing of the runs is left"
 e2e_stop

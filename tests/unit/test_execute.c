@@ -33,13 +33,20 @@
 
 static struct scrub_rules *R;
 static int n_finished, n_released;
+static char last_out[64]; /* the last result's stdout, and its signal */
+static int last_signal;
 
 static void on_finished(void *arg, int rc, struct run_result *res, const struct request_error *e)
 {
 	(void)arg;
-	(void)rc;
 	(void)e;
 	n_finished++;
+	last_out[0] = '\0';
+	last_signal = -1;
+	if (rc == 0) {
+		snprintf(last_out, sizeof(last_out), "%s", res->out);
+		last_signal = res->signal;
+	}
 	execute_result_free(res);
 }
 
@@ -129,6 +136,17 @@ static bool send_started(const struct fixture *fx, int out[2], int err[2])
 	return sent;
 }
 
+/* The supervisor's exit record: killed by `sig`, or exited 0. */
+static bool send_exit(const struct fixture *fx, int sig)
+{
+	struct privsep_exit ex;
+	memset(&ex, 0, sizeof(ex));
+	privsep_header_init(&ex.h, PRIVSEP_EXIT);
+	ex.exit_code = sig ? -1 : 0;
+	ex.signal = sig;
+	return privsep_send(fx->chan, &ex, sizeof(ex), NULL, 0) == 0;
+}
+
 /* The supervisor exits (its end of the channel closes); the loop turns. */
 static void supervisor_exits(struct fixture *fx)
 {
@@ -210,6 +228,66 @@ TEST(a_record_after_the_abort_has_its_descriptors_closed)
 	end(&fx);
 }
 
+/* DELETE of a running job: the supervisor is told, as for an abort, but
+ * the run is followed to its end: `finished` with what the command wrote
+ * (a last line without its newline too, which the filter held back) and
+ * the exit record's signal; the slot at the channel's end. */
+TEST(kill_keeps_the_output_and_the_exit_record)
+{
+	struct fixture fx;
+	int out[2], err[2];
+	CHECK(start(&fx));
+	if (!fx.x)
+		return;
+	CHECK(execute_kill(fx.x) < 0); /* not started yet: the caller aborts */
+	CHECK(send_started(&fx, out, err));
+	turn(fx.l, 50);
+	CHECK(write(out[1], "before-kill", 11) == 11);
+	turn(fx.l, 150);
+	CHECK(execute_kill(fx.x) == 0);
+	CHECK(execute_kill(fx.x) == 0); /* a second DELETE changes nothing */
+	turn(fx.l, 50);
+	CHECK(told_to_stop(fx.chan));
+	CHECK_EQ_INT(n_finished, 0);
+	CHECK(send_exit(&fx, SIGKILL));
+	close(out[1]);
+	close(err[1]);
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_finished, 1);
+	CHECK_STR(last_out, "before-kill");
+	CHECK_EQ_INT(last_signal, SIGKILL);
+	CHECK_EQ_INT(n_released, 0);
+	supervisor_exits(&fx);
+	CHECK_EQ_INT(n_released, 1);
+	end(&fx);
+}
+
+/* A stream's reader is behind (paused) when the run ends: the pipes are
+ * read to their end at once and the run finishes, so its slot never waits
+ * for the reader's pace. */
+TEST(a_paused_run_ends_when_its_supervisor_does)
+{
+	struct fixture fx;
+	int out[2], err[2];
+	CHECK(start(&fx));
+	if (!fx.x)
+		return;
+	CHECK(send_started(&fx, out, err));
+	turn(fx.l, 50);
+	execute_pause(fx.x, true);
+	CHECK(write(out[1], "unread", 6) == 6);
+	turn(fx.l, 50);
+	CHECK(send_exit(&fx, 0));
+	close(out[1]);
+	close(err[1]);
+	turn(fx.l, 50);
+	CHECK_EQ_INT(n_finished, 1);
+	CHECK_STR(last_out, "unread");
+	supervisor_exits(&fx);
+	CHECK_EQ_INT(n_released, 1);
+	end(&fx);
+}
+
 /* The launcher's refusal (EXIT with an error): `finished` with it, and the
  * slot once the launcher has closed the channel, as it does. */
 TEST(a_refusal_is_finished_then_released_at_the_channels_end)
@@ -234,6 +312,8 @@ int main(void)
 	if (!R)
 		return 1;
 	RUN(abort_while_starting_keeps_the_slot_until_the_channel_closes);
+	RUN(kill_keeps_the_output_and_the_exit_record);
+	RUN(a_paused_run_ends_when_its_supervisor_does);
 	RUN(abort_while_running_keeps_the_slot_until_the_channel_closes);
 	RUN(a_record_after_the_abort_has_its_descriptors_closed);
 	RUN(a_refusal_is_finished_then_released_at_the_channels_end);
