@@ -112,20 +112,26 @@ static struct job *find(struct jobs *j, const char *id, const char *owner_fp)
 	return NULL;
 }
 
-/* The output a finished job keeps. */
+/* The output a job keeps once finished (0 while it runs). */
+static size_t job_kept(const struct job *b)
+{
+	return b->running ? 0 : b->out[0].head_len + b->out[0].tail_len + b->out[1].head_len + b->out[1].tail_len;
+}
+
 static size_t kept_bytes(const struct jobs *j)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < j->n; i++)
-		for (int k = 0; k < 2 && !j->v[i]->running; k++)
-			n += j->v[i]->out[k].head_len + j->v[i]->out[k].tail_len;
+		n += job_kept(j->v[i]);
 	return n;
 }
 
 /* Makes room: the oldest finished job of the certificate that holds the
- * most jobs goes early, so that no certificate can push out another's
- * jobs while it holds more itself.  false: none has finished. */
-static bool evict_one(struct jobs *j)
+ * most goes early, so that no certificate can push out another's jobs
+ * while it holds more itself: the most jobs, or the most kept bytes when
+ * those are what the table is short of (`by_bytes`).  false: none has
+ * finished. */
+static bool evict_one(struct jobs *j, bool by_bytes)
 {
 	size_t pick = SIZE_MAX, pick_held = 0;
 	for (size_t i = 0; i < j->n; i++) {
@@ -133,7 +139,8 @@ static bool evict_one(struct jobs *j)
 			continue;
 		size_t held = 0;
 		for (size_t k = 0; k < j->n; k++)
-			held += strcmp(j->v[k]->owner_fp, j->v[i]->owner_fp) == 0;
+			if (strcmp(j->v[k]->owner_fp, j->v[i]->owner_fp) == 0)
+				held += by_bytes ? job_kept(j->v[k]) : 1;
 		if (pick == SIZE_MAX || held > pick_held ||
 		    (held == pick_held && j->v[i]->ended.tv_sec < j->v[pick]->ended.tv_sec)) {
 			pick = i;
@@ -178,8 +185,13 @@ struct job *jobs_add(struct jobs *j, const char *id, const char *owner_fp, const
 	sweep(j);
 	struct job *b = NULL;
 	if (jobs_may_start(j, owner_fp, 0, why, whylen)) {
-		while ((j->n >= JOBS_TOTAL_MAX || kept_bytes(j) > JOBS_KEPT_MAX) && evict_one(j))
-			;
+		for (;;) {
+			bool too_many = j->n >= JOBS_TOTAL_MAX;
+			if (!too_many && kept_bytes(j) <= JOBS_KEPT_MAX)
+				break;
+			if (!evict_one(j, !too_many))
+				break;
+		}
 		if (j->n >= JOBS_TOTAL_MAX)
 			snprintf(why, whylen, "The daemon holds %d jobs; try again later.", JOBS_TOTAL_MAX);
 	}

@@ -280,9 +280,13 @@ int tls_identify(struct MHD_Connection *c, struct tls_seen *seen, struct tls_rec
 		peer->role = role_from_ou(peer->ou);
 	unsigned char dig[32];
 	size_t dlen = sizeof(dig);
-	if (gnutls_fingerprint(GNUTLS_DIG_SHA256, &chain[0], dig, &dlen) == 0 && dlen == sizeof(dig))
-		for (size_t i = 0; i < sizeof(dig); i++)
-			snprintf(peer->fp + 2 * i, 3, "%02x", dig[i]);
+	/* The fingerprint owns the certificate's jobs: none, no request. */
+	if (gnutls_fingerprint(GNUTLS_DIG_SHA256, &chain[0], dig, &dlen) < 0 || dlen != sizeof(dig)) {
+		snprintf(why, whylen, "The client certificate could not be read.");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(dig); i++)
+		snprintf(peer->fp + 2 * i, 3, "%02x", dig[i]);
 	remember(seen, recent, s, crt, peer);
 	rc = 0;
 out:

@@ -2,8 +2,8 @@
  * test_jobs_evict.c - when the front's table of jobs is full (JOBS_TOTAL_MAX
  * jobs, or JOBS_KEPT_MAX bytes of output kept by finished ones), the job that
  * goes early is the oldest finished one of the certificate that holds the
- * most: a certificate that fills the table pushes out its own jobs, never
- * another's that holds fewer.  Before, the oldest finished job of any
+ * most (jobs, or bytes when those are short): a certificate that fills the
+ * table pushes out its own jobs, never another's that holds fewer.  Before, the oldest finished job of any
  * certificate went, so one client could make another's job 404 at will.
  */
 #include "harness.h"
@@ -71,8 +71,43 @@ TEST(kept_output_is_bounded)
 	jobs_free(j);
 }
 
+/* The bytes budget is what is short: the certificate that keeps the most
+ * bytes gives them back, not the one with the most (small) jobs.  Before,
+ * A's ten small jobs went down to one to make room for B's big ones. */
+TEST(a_full_budget_evicts_the_biggest_holder_of_bytes)
+{
+	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 600);
+	static char mib[1 << 20];
+	for (unsigned i = 0; i < 10; i++) {
+		struct job *a = add(j, i, "A", 1024);
+		CHECK(a != NULL);
+		if (a) {
+			job_output(a, 0, "small", 5);
+			job_finish(a, "{}", NULL);
+		}
+	}
+	/* B: three jobs of 100 MiB, fewer jobs than A but past the budget. */
+	for (unsigned i = 0; i < 3; i++) {
+		struct job *b = add(j, 100 + i, "B", 256u << 20);
+		CHECK(b != NULL);
+		if (!b)
+			break;
+		for (int m = 0; m < 100; m++)
+			job_output(b, 0, mib, sizeof(mib));
+		job_finish(b, "{}", NULL);
+	}
+	CHECK(add(j, 99, "A", 1024) != NULL);
+	for (unsigned i = 0; i < 10; i++)
+		CHECK(exists(j, i, "A"));
+	CHECK(!exists(j, 100, "B"));
+	CHECK(exists(j, 101, "B"));
+	CHECK(exists(j, 102, "B"));
+	jobs_free(j);
+}
+
 int main(void)
 {
+	RUN(a_full_budget_evicts_the_biggest_holder_of_bytes);
 	RUN(a_full_table_evicts_the_biggest_holder);
 	RUN(kept_output_is_bounded);
 	return harness_done();
