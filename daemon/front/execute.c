@@ -39,6 +39,7 @@
 #define LIVE_FLUSH_MS 100    /* a streamed run's held-back output leaves at least this often */
 #define DRAIN_BOUND_MS 2000  /* from the exit record to the pipes' EOF */
 #define TEARDOWN_BOUND_MS 5000
+#define DOOR_BACKOFF_MS 100  /* the proxy's door unwatched: all its places taken, or no fd left */
 
 enum state { STARTING, RUNNING, TEARDOWN };
 
@@ -59,7 +60,7 @@ struct execute {
 	enum state state;
 	int chan;
 	struct loop_watch w_chan, w_stdin, w_proxy;
-	struct loop_timer t_flush, t_bound;
+	struct loop_timer t_flush, t_bound, t_door;
 	struct stream out, err;
 	int stdin_fd, proxy_fd;
 	size_t stdin_off;
@@ -153,6 +154,7 @@ static void close_inputs(struct execute *x)
 		close(x->stdin_fd);
 	x->stdin_fd = -1;
 	loop_unwatch(x->env.loop, &x->w_proxy);
+	loop_timer_cancel(x->env.loop, &x->t_door);
 	if (x->proxy_fd >= 0)
 		close(x->proxy_fd);
 	x->proxy_fd = -1;
@@ -365,14 +367,34 @@ static void on_stdin(struct loop_watch *w, uint32_t revents)
 	}
 }
 
-/* Accept one connection on the run's proxy door and hand it to the proxy. */
+static void on_proxy_door(struct loop_watch *w, uint32_t revents);
+
+static void on_door_again(struct loop_timer *t)
+{
+	struct execute *x = t->arg;
+	if (x->proxy_fd >= 0 && loop_watch(x->env.loop, &x->w_proxy, x->proxy_fd, EPOLLIN, on_proxy_door, x) < 0)
+		fail_internal(x, "The front could not watch the run's proxy.");
+}
+
+/* Accept one connection on the run's proxy door and hand it to the proxy.
+ * When the run holds all its places (the proxy answered 503) or the front
+ * has no descriptor left, the door rests DOOR_BACKOFF_MS: its queue waits
+ * in the kernel, instead of the loop spinning on a level-triggered door
+ * or answering a run's flood of connects at the loop's full speed. */
 static void on_proxy_door(struct loop_watch *w, uint32_t revents)
 {
 	struct execute *x = w->arg;
 	(void)revents;
 	int c = accept4(x->proxy_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c >= 0)
-		proxy_serve_fd(x->px, c); /* takes c, whatever happens */
+	bool rest;
+	if (c < 0)
+		rest = errno != EAGAIN && errno != EINTR && errno != ECONNABORTED;
+	else
+		rest = proxy_serve_fd(x->px, c) < 0 && errno == EAGAIN; /* takes c, whatever happens */
+	if (rest) {
+		loop_unwatch(x->env.loop, &x->w_proxy);
+		loop_timer_set(x->env.loop, &x->t_door, DOOR_BACKOFF_MS, on_door_again, x);
+	}
 }
 
 /* After the exit record every writer is gone, so what the pipes hold is

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -69,6 +70,20 @@ static int probe_lockdown(int argc, char **argv)
 	return 0;
 }
 
+/* Each run holds a few descriptors and its proxy up to two per connection
+ * (32 by default): systemd's soft limit of 1024 would run out long before
+ * the hard one, and with it every client's accept.  The loop and
+ * libmicrohttpd use epoll, never select(2), so any number is fine. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("the front keeps its descriptor limit: %s", strerror(errno));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
@@ -79,6 +94,7 @@ int main(int argc, char **argv)
 	if (argc != 2 || strcmp(argv[1], "--front") != 0)
 		return usage();
 	log_set_prefix("front");
+	raise_nofile();
 
 	struct config cfg;
 	struct profile_set profiles;

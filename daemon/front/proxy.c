@@ -45,6 +45,13 @@
 #define REPLY_MS 2000         /* to write an error reply and linger */
 #define THREAD_STACK (512 * 1024) /* getaddrinfo's NSS modules need some room */
 #define RUN_ID_MAX 64
+/* A run's proxy lines in the audit log: the first AUDIT_BURST, then
+ * AUDIT_PER_S a second; the rest are counted, and one proxy_suppressed
+ * line says how many and what they carried.  Without it one run's flood of
+ * refused connects wrote megabytes a second, and an audit log that cannot
+ * be written refuses every run of every user. */
+#define AUDIT_BURST 1024
+#define AUDIT_PER_S 4
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING };
 
@@ -70,6 +77,12 @@ struct proxy {
 	struct slot *slots;
 	char denied[PROXY_DENIALS_MAX][200]; /* the first distinct refusals (403), for the reply */
 	size_t n_denied;
+	unsigned audit_tokens;        /* lines it may write now (AUDIT_BURST, AUDIT_PER_S) */
+	long long audit_refilled_ms;
+	struct {                      /* the lines it did not write */
+		unsigned long lines, allowed, refused, ended;
+		uint64_t bytes_up, bytes_down;
+	} quiet;
 };
 
 /* One connection's state, owned by its thread. */
@@ -153,36 +166,88 @@ static void printable(char *out, size_t outlen, const char *in, size_t len)
 	out[o] = '\0';
 }
 
-static void audit_decision(const struct conn *c, const char *decision, int status,
-                           const char *reason)
+/* Whether the run's budget has a line left; if not, the line is counted
+ * (status: the decision's, or 0 for a connection's end). */
+static bool audit_budget(struct proxy *px, int status, uint64_t up, uint64_t down)
 {
-	const struct proxy *px = c->px;
+	long long now = now_ms();
+	pthread_mutex_lock(&px->mu);
+	long long due = (now - px->audit_refilled_ms) * AUDIT_PER_S / 1000;
+	if (due > 0) {
+		px->audit_tokens = px->audit_tokens + due > AUDIT_BURST ? AUDIT_BURST : px->audit_tokens + (unsigned)due;
+		px->audit_refilled_ms = now;
+	}
+	bool ok = px->audit_tokens > 0;
+	if (ok) {
+		px->audit_tokens--;
+	} else {
+		px->quiet.lines++;
+		px->quiet.allowed += status == 200;
+		px->quiet.refused += status >= 400;
+		px->quiet.ended += status == 0;
+		px->quiet.bytes_up += up;
+		px->quiet.bytes_down += down;
+	}
+	pthread_mutex_unlock(&px->mu);
+	return ok;
+}
+
+/* At the proxy's end (every connection thread gone): what the budget kept
+ * out of the audit log. */
+static void audit_quiet(const struct proxy *px)
+{
+	cJSON *line;
+	if (px->audit_fd < 0 || !px->quiet.lines || !(line = cJSON_CreateObject()))
+		return;
+	cJSON_AddStringToObject(line, "event", "proxy_suppressed");
+	cJSON_AddStringToObject(line, "run_id", px->run_id);
+	cJSON_AddStringToObject(line, "profile", px->profile);
+	cJSON_AddNumberToObject(line, "lines", (double)px->quiet.lines);
+	cJSON_AddNumberToObject(line, "allowed", (double)px->quiet.allowed);
+	cJSON_AddNumberToObject(line, "refused", (double)px->quiet.refused);
+	cJSON_AddNumberToObject(line, "ended", (double)px->quiet.ended);
+	cJSON_AddNumberToObject(line, "bytes_up", (double)px->quiet.bytes_up);
+	cJSON_AddNumberToObject(line, "bytes_down", (double)px->quiet.bytes_down);
+	if (audit_write(px->audit_fd, line) < 0)
+		log_warn("the audit log could not be written (%s): a proxy summary is lost", strerror(errno));
+	cJSON_Delete(line);
+}
+
+static void audit_request(struct proxy *px, const struct proxy_request *rq, const char *address,
+                          const char *decision, int status, const char *reason)
+{
 	cJSON *line;
 
-	if (px->audit_fd < 0 || !(line = cJSON_CreateObject()))
+	if (px->audit_fd < 0 || !audit_budget(px, status, 0, 0) || !(line = cJSON_CreateObject()))
 		return;
 	cJSON_AddStringToObject(line, "event", "proxy");
 	cJSON_AddStringToObject(line, "run_id", px->run_id);
 	cJSON_AddStringToObject(line, "profile", px->profile);
-	cJSON_AddStringToObject(line, "method", c->rq.method);
-	cJSON_AddStringToObject(line, "host", c->rq.host_text);
-	cJSON_AddNumberToObject(line, "port", c->rq.port);
+	cJSON_AddStringToObject(line, "method", rq->method);
+	cJSON_AddStringToObject(line, "host", rq->host_text);
+	cJSON_AddNumberToObject(line, "port", rq->port);
 	cJSON_AddStringToObject(line, "decision", decision);
 	cJSON_AddNumberToObject(line, "status", status);
 	cJSON_AddStringToObject(line, "reason", reason);
-	if (c->address[0])
-		cJSON_AddStringToObject(line, "address", c->address);
+	if (address[0])
+		cJSON_AddStringToObject(line, "address", address);
 	if (audit_write(px->audit_fd, line) < 0)
 		log_warn("the audit log could not be written (%s): a proxy decision is lost", strerror(errno));
 	cJSON_Delete(line);
 }
 
+static void audit_decision(const struct conn *c, const char *decision, int status, const char *reason)
+{
+	audit_request(c->px, &c->rq, c->address, decision, status, reason);
+}
+
 static void audit_end(const struct conn *c, const char *reason)
 {
-	const struct proxy *px = c->px;
+	struct proxy *px = c->px;
 	cJSON *line;
 
-	if (px->audit_fd < 0 || !(line = cJSON_CreateObject()))
+	if (px->audit_fd < 0 || !audit_budget(px, 0, c->bytes_up, c->bytes_down) ||
+	    !(line = cJSON_CreateObject()))
 		return;
 	cJSON_AddStringToObject(line, "event", "proxy_end");
 	cJSON_AddStringToObject(line, "run_id", px->run_id);
@@ -835,6 +900,7 @@ out:
 /* Frees a proxy no thread uses any more. */
 static void destroy(struct proxy *px)
 {
+	audit_quiet(px);
 	close(px->wake[0]);
 	close(px->wake[1]);
 	for (size_t i = 0; i < px->n_allow; i++)
@@ -915,6 +981,8 @@ struct proxy *proxy_new(const struct profile *p, const struct proxy_limits *lim,
 	px->slots = calloc(px->lim.max_conns, sizeof(*px->slots));
 	if (!px->slots)
 		goto err_free;
+	px->audit_tokens = AUDIT_BURST;
+	px->audit_refilled_ms = now_ms();
 	if (pipe2(px->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "the proxy of run %s could not create its wake-up pipe: %s",
 		         px->run_id, strerror(errno));
@@ -963,17 +1031,12 @@ int proxy_serve_fd(struct proxy *px, int client_fd)
 		pthread_mutex_unlock(&px->mu);
 		/* Answered here without a thread: that is the point of the
 		 * bound.  A fresh socket's send buffer holds this line. */
-		struct conn *c = calloc(1, sizeof(*c)); /* only for the audit line's fields */
+		struct proxy_request rq = {.method = "?"};
 		char reason[128], reply[512];
 
 		snprintf(reason, sizeof(reason), "the run already has %u proxy connections open",
 		         px->lim.max_conns);
-		if (c) {
-			c->px = px;
-			snprintf(c->rq.method, sizeof(c->rq.method), "?");
-			audit_decision(c, "deny", 503, reason);
-			free(c);
-		}
+		audit_request(px, &rq, "", "deny", 503, reason);
 		int n = format_reply(reply, sizeof(reply), 503, reason);
 		if (n > 0)
 			(void)!send(client_fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1032,8 +1095,10 @@ void proxy_free(struct proxy *px)
 	pthread_mutex_lock(&px->mu);
 	px->closing = true;
 	bool none = px->running == 0;
-	pthread_mutex_unlock(&px->mu);
+	/* Under the lock: once it is released, the last thread frees px and
+	 * closes the pipe (its number may be another run's socket by then). */
 	(void)!write(px->wake[1], &one, 1);
+	pthread_mutex_unlock(&px->mu);
 	if (none)
 		destroy(px);
 }

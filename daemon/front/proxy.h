@@ -21,15 +21,21 @@
  *    "status":200|400|403|408|502|503,"reason"[,"address"]}
  * and every relayed connection ends with
  *   {"event":"proxy_end","run_id","host","port","bytes_up","bytes_down","reason"}.
+ * A run's first 1,024 lines are written, then 4 a second; the rest are
+ * counted, and the proxy's end writes
+ *   {"event":"proxy_suppressed","run_id","profile","lines","allowed","refused",
+ *    "ended","bytes_up","bytes_down"}.
  *
  * Trust: everything read from client_fd is hostile.  The allowlist is
  * operator policy (profile.c checked its grammar).
  *
  * Ownership: proxy_new() copies the profile's name and allowlist and the
- * run id; `audit_fd` is borrowed and must stay open until proxy_free()
- * returns.  proxy_serve_fd() takes client_fd on every path.
- * Threads: one thread per connection, at most lim->max_conns at a time;
- * proxy_free() wakes and joins them all.  proxy_serve_fd() and proxy_free()
+ * run id; `audit_fd` is borrowed and must stay open as long as the front
+ * (a thread may still write after proxy_free() returns).  proxy_serve_fd()
+ * takes client_fd on every path.
+ * Threads: one detached thread per connection, at most lim->max_conns at a
+ * time; proxy_free() wakes them all and does not wait: the last one to end
+ * frees the proxy.  proxy_serve_fd() and proxy_free()
  * must be called from one thread (the run's owner); the per-connection
  * threads touch only their own slot and the audit fd.
  */
@@ -109,9 +115,10 @@ size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max);
 unsigned proxy_active(struct proxy *px);
 
 /*
- * Stop: wake every connection thread (each closes its sockets), join them,
- * free.  A thread inside getaddrinfo(3) finishes its lookup first, so this
- * can take up to the system resolver's timeout.  NULL is a no-op.
+ * Stop: wake every connection thread (each closes its sockets and ends; the
+ * last one frees the proxy, or this call when none runs).  Never waits: a
+ * thread inside getaddrinfo(3) finishes its lookup first, then ends without
+ * dialing.  NULL is a no-op.
  */
 void proxy_free(struct proxy *px);
 

@@ -20,8 +20,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "execute.h"
@@ -288,6 +291,64 @@ TEST(a_paused_run_ends_when_its_supervisor_does)
 	end(&fx);
 }
 
+/* The run's proxy door when the front has no descriptor left: accept4
+ * fails (EMFILE) and the connection stays queued, so a level-triggered door
+ * is ready again at once.  It rests DOOR_BACKOFF_MS instead: the loop turns
+ * a few times in 300 ms, not hundreds of thousands. */
+TEST(a_door_that_cannot_accept_rests)
+{
+	struct fixture fx;
+	int out[2], err[2];
+	CHECK(start(&fx));
+	if (!fx.x)
+		return;
+	static char *allow[] = {"example.com"};
+	fx.profile.network = PROFILE_NETWORK_PROXY;
+	fx.profile.proxy_allow[0] = allow[0];
+	fx.profile.n_proxy_allow = 1;
+	int door = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "sharness-test-door-%d", (int)getpid());
+	socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sa.sun_path + 1));
+	CHECK(door >= 0 && bind(door, (struct sockaddr *)&sa, sl) == 0 && listen(door, 8) == 0);
+	CHECK(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0);
+	struct privsep_started st;
+	memset(&st, 0, sizeof(st));
+	privsep_header_init(&st.h, PRIVSEP_STARTED);
+	st.has_proxy = 1;
+	int pass[3] = {out[0], err[0], door};
+	CHECK(privsep_send(fx.chan, &st, sizeof(st), pass, 3) == 0);
+	close(out[0]);
+	close(err[0]);
+	close(door);
+	turn(fx.l, 50); /* RUNNING, the door watched */
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(c >= 0 && connect(c, (struct sockaddr *)&sa, sl) == 0);
+	/* No descriptor left: the lowest free one is past the limit. */
+	struct rlimit was, none;
+	int lowest = dup(0);
+	CHECK(lowest >= 0 && getrlimit(RLIMIT_NOFILE, &was) == 0);
+	close(lowest);
+	none = was;
+	none.rlim_cur = (rlim_t)lowest;
+	CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
+	unsigned turns = 0;
+	for (int64_t until = loop_now_ms() + 300; loop_now_ms() < until; turns++)
+		loop_once(fx.l, until - loop_now_ms());
+	CHECK(setrlimit(RLIMIT_NOFILE, &was) == 0);
+	CHECK(turns < 50);
+	if (turns >= 50)
+		fprintf(stderr, "# %u turns of the loop in 300 ms\n", turns);
+	execute_abort(fx.x);
+	turn(fx.l, 50);
+	supervisor_exits(&fx);
+	CHECK_EQ_INT(n_released, 1);
+	close(c);
+	close(out[1]);
+	close(err[1]);
+	end(&fx);
+}
+
 /* The launcher's refusal (EXIT with an error): `finished` with it, and the
  * slot once the launcher has closed the channel, as it does. */
 TEST(a_refusal_is_finished_then_released_at_the_channels_end)
@@ -314,6 +375,7 @@ int main(void)
 	RUN(abort_while_starting_keeps_the_slot_until_the_channel_closes);
 	RUN(kill_keeps_the_output_and_the_exit_record);
 	RUN(a_paused_run_ends_when_its_supervisor_does);
+	RUN(a_door_that_cannot_accept_rests);
 	RUN(abort_while_running_keeps_the_slot_until_the_channel_closes);
 	RUN(a_record_after_the_abort_has_its_descriptors_closed);
 	RUN(a_refusal_is_finished_then_released_at_the_channels_end);

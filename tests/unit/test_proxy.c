@@ -807,7 +807,7 @@ TEST(connection_limit)
 	CHECK_EQ_INT(wait_active(px, 1), 0);
 	snprintf(req, sizeof(req), "GET http://localhost:%u/again HTTP/1.1\r\n\r\n", origin_port);
 	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
-	/* proxy_free ends the open tunnel and joins its thread promptly */
+	/* proxy_free ends the open tunnel promptly */
 	long long t0 = ms_now();
 	proxy_free(px);
 	CHECK(ms_now() - t0 < 2000);
@@ -815,6 +815,61 @@ TEST(connection_limit)
 	close(t[1]);
 	CHECK_CONTAINS(audit_text(), "\"status\":503");
 	CHECK_CONTAINS(audit_text(), "\"reason\":\"run ended\"");
+}
+
+/* Lines of the audit log that hold both `a` and `b`. */
+static unsigned audit_count(const char *a, const char *b)
+{
+	FILE *f = fopen(audit_path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned n = 0;
+	while (f && getline(&line, &cap, f) > 0)
+		n += strstr(line, a) && strstr(line, b);
+	free(line);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A run that floods its proxy with connects it cannot have: the audit log
+ * gets its first 1,024 lines (then 4 a second), and at the proxy's end one
+ * proxy_suppressed line with how many more there were.  Before, every one
+ * was written: megabytes a second, and a full audit disk refuses every
+ * run of every user. */
+TEST(audit_lines_of_a_flood_are_bounded)
+{
+	char allow[64], req[256], reply[4096], err[256];
+	char *allow_v[1] = {allow};
+	struct proxy_limits lim = {.max_conns = 1};
+	snprintf(allow, sizeof(allow), "localhost:%u", origin_port);
+	struct profile p = test_profile(allow_v, 1);
+	struct proxy *px = proxy_new(&p, &lim, audit_fd, "floodrun", err, sizeof(err));
+	CHECK(px != NULL);
+	if (!px)
+		return;
+	snprintf(req, sizeof(req), "CONNECT localhost:%u HTTP/1.1\r\n\r\n", origin_port);
+	int t = px_client(px); /* its one place, taken */
+	(void)!send(t, req, strlen(req), MSG_NOSIGNAL);
+	read_head(t, reply, sizeof(reply));
+	CHECK_EQ_INT(status_of(reply), 200);
+	for (int i = 0; i < 2000; i++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			break;
+		(void)proxy_serve_fd(px, sv[1]); /* 503, at once */
+		close(sv[0]);
+	}
+	unsigned written = audit_count("\"run_id\":\"floodrun\"", "\"status\":503");
+	CHECK(written >= 1000 && written <= 1040);
+	proxy_free(px);
+	close(t);
+	for (int i = 0; i < 200 && !audit_count("floodrun", "proxy_suppressed"); i++)
+		usleep(10000);
+	CHECK_EQ_INT(audit_count("floodrun", "proxy_suppressed"), 1);
+	char want[64];
+	snprintf(want, sizeof(want), "\"refused\":%u", 2000 + 1 - (written + 1)); /* 2000 503s, 1 allowed line */
+	CHECK_EQ_INT(audit_count("proxy_suppressed", want), 1);
 }
 
 TEST(byte_limit)
@@ -1168,6 +1223,7 @@ int main(void)
 	RUN(daemon_port_and_dial_failure);
 	RUN(unspecified_never_dialed);
 	RUN(connection_limit);
+	RUN(audit_lines_of_a_flood_are_bounded);
 	RUN(byte_limit);
 	RUN(timeouts);
 	RUN(proxy_new_refuses);
