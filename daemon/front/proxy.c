@@ -68,7 +68,8 @@ struct proxy {
 	char *allow[PROFILE_LIST_MAX];
 	size_t n_allow;
 	struct proxy_limits lim;
-	char daemon_host[INET6_ADDRSTRLEN];
+	int daemon_family;                /* the daemon's listen address: AF_INET (v4-mapped too), AF_INET6, or 0 */
+	unsigned char daemon_addr[16];    /* its bytes (all zero: every address, a wildcard) */
 	int audit_fd;
 	char run_id[RUN_ID_MAX];
 	int wake[2];     /* [0] becomes readable when proxy_free() starts */
@@ -374,10 +375,8 @@ static int read_head(struct conn *c)
 			return 1;
 		}
 		int w = wait_fd(px, c->cfd, POLLIN, deadline);
-		if (w == 0) {
-			if (c->got)
-				refuse(c, 408, "deny", "the request head did not arrive within %u ms",
-				       px->lim.head_timeout_ms);
+		if (w == 0) { /* also when nothing came: the place it held is on record */
+			refuse(c, 408, "deny", "the request head did not arrive within %u ms", px->lim.head_timeout_ms);
 			return 1;
 		}
 		if (w < 0)
@@ -425,6 +424,56 @@ static const char *head_clean(const char *h, size_t len)
 
 /* The head's text, for a refusal: `fmt` and its arguments into why. */
 #define WHY(...) (snprintf(why, whylen, __VA_ARGS__), -1)
+
+/* The length of the field name of the header line [line, eol), or 0 when
+ * it has none (obs-fold, no colon, a byte that is not a token's): such a
+ * line is refused, never guessed at, as an origin might read it otherwise. */
+static size_t header_name_len(const char *line, const char *eol)
+{
+	const char *colon = memchr(line, ':', (size_t)(eol - line));
+	size_t n = colon ? (size_t)(colon - line) : 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_tchar(line[i]))
+			return 0;
+	return n;
+}
+
+/* Every header line has a name; a plain request's body is framed by one
+ * Content-Length or none (the proxy forwards exactly that many bytes, so a
+ * second request behind it never reaches the origin); chunked bodies are
+ * refused. */
+static int check_headers(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
+{
+	const char *end = h + len - 2, *line = (const char *)memmem(h, len, "\r\n", 2) + 2;
+	bool have_length = false;
+	while (line < end) {
+		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
+		size_t n = header_name_len(line, eol);
+		if (n == 0)
+			return WHY("a header line of the request is malformed");
+		const char *v = line + n + 1;
+		while (v < eol && (*v == ' ' || *v == '\t'))
+			v++;
+		if (!rq->connect && n == 17 && !strncasecmp(line, "transfer-encoding", n))
+			return WHY("a request body in chunks (Transfer-Encoding) cannot go through the proxy as "
+			           "plain http; send it with Content-Length, or use https");
+		if (!rq->connect && n == 14 && !strncasecmp(line, "content-length", n)) {
+			char *num_end;
+			errno = 0;
+			unsigned long long body = v < eol && *v >= '0' && *v <= '9' ? strtoull(v, &num_end, 10) : 0;
+			if (have_length || v == eol || *v < '0' || *v > '9' || errno)
+				return WHY("the request's Content-Length is missing, repeated or not a number");
+			while (num_end < eol && (*num_end == ' ' || *num_end == '\t'))
+				num_end++;
+			if (num_end != eol)
+				return WHY("the request's Content-Length is missing, repeated or not a number");
+			rq->body_len = body;
+			have_length = true;
+		}
+		line = eol + 2;
+	}
+	return 0;
+}
 
 int proxy_parse_head(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
 {
@@ -482,7 +531,7 @@ int proxy_parse_head(const char *h, size_t len, struct proxy_request *rq, char *
 		rq->target_path_len = (size_t)(end - p);
 	}
 	snprintf(rq->host_text, sizeof(rq->host_text), "%s", rq->host.text);
-	return 0;
+	return check_headers(h, len, rq, why, whylen);
 bad_line:
 	printable(shown, sizeof(shown), h, (size_t)(eol - h) < 120 ? (size_t)(eol - h) : 120);
 	return WHY("malformed request line '%s'", shown);
@@ -568,17 +617,40 @@ static int resolve(struct conn *c)
 
 /* Is `sa` the daemon's own listener?  Its port on any non-public address
  * (a wildcard listener answers on all of them) or on its exact address. */
+/* The bytes of an address as the daemon's is kept: IPv4 for a v4-mapped
+ * or NAT64 IPv6 one (it reaches that IPv4), else as it is. */
+static int addr_bytes(int family, const unsigned char *a, unsigned char out[16])
+{
+	static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff}, nat64[12] = {0, 0x64, 0xff, 0x9b};
+	if (family == AF_INET6 && (!memcmp(a, mapped, 12) || !memcmp(a, nat64, 12))) {
+		memcpy(out, a + 12, 4);
+		return AF_INET;
+	}
+	memcpy(out, a, family == AF_INET ? 4 : 16);
+	return family;
+}
+
+/* The daemon's own port, on loopback or a private address (any of which
+ * may be the daemon's), or on its listen address compared as bytes, not
+ * text ("2A01:4F8::1" is "2a01:4f8::1"); a wildcard listener is every
+ * address. */
 static bool is_daemon(const struct proxy *px, const struct sockaddr *sa, unsigned port,
                       enum proxy_addr_class cls)
 {
-	char text[INET6_ADDRSTRLEN];
+	unsigned char b[16];
+	static const unsigned char any[16];
 
 	if (!px->lim.daemon_port || port != px->lim.daemon_port)
 		return false;
 	if (cls != PROXY_ADDR_PUBLIC)
 		return true;
-	addr_text(sa, text, sizeof(text));
-	return px->daemon_host[0] && !strcmp(text, px->daemon_host);
+	if (!px->daemon_family)
+		return false;
+	int fam = sa->sa_family == AF_INET
+	                  ? addr_bytes(AF_INET, (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr, b)
+	                  : addr_bytes(AF_INET6, ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr, b);
+	size_t n = px->daemon_family == AF_INET ? 4 : 16;
+	return !memcmp(px->daemon_addr, any, n) || (fam == px->daemon_family && !memcmp(b, px->daemon_addr, n));
 }
 
 /*
@@ -659,15 +731,40 @@ static int dial(struct conn *c)
 
 /* ---- forwarding ---- */
 
+/* Whether `name` (len bytes) is one of the comma-separated tokens of the
+ * Connection header values in [from, to) (each line's value). */
+static bool named_by_connection(const char *h, const char *end, const char *name, size_t len)
+{
+	for (const char *line = h; line < end;) {
+		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
+		size_t n = header_name_len(line, eol);
+		if (n == 10 && !strncasecmp(line, "connection", n)) {
+			for (const char *t = line + n + 1; t < eol;) {
+				while (t < eol && (*t == ' ' || *t == '\t' || *t == ','))
+					t++;
+				const char *te = t;
+				while (te < eol && *te != ',' && *te != ' ' && *te != '\t')
+					te++;
+				if ((size_t)(te - t) == len && !strncasecmp(t, name, len))
+					return true;
+				t = te;
+			}
+		}
+		line = eol + 2;
+	}
+	return false;
+}
+
 static bool header_dropped(const char *name, size_t len)
 {
-	/* Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own. The Host
-	 * header is rebuilt from the checked URL so the origin sees the host
-	 * the allowlist approved, not one the command chose. */
-	static const char *const drop[] = {"host", "connection", "proxy-connection", "keep-alive",
-	                                   "proxy-authorization", "proxy-authenticate", "te",
-	                                   "trailer", "upgrade", NULL};
+	/* Hop-by-hop headers (RFC 9110 §7.6.1) and every Proxy-* one: the
+	 * proxy's, never the origin's. The Host header is rebuilt from the
+	 * checked URL so the origin sees the host the allowlist approved, not
+	 * one the command chose. */
+	static const char *const drop[] = {"host", "connection", "keep-alive", "te", "trailer", "upgrade", NULL};
 
+	if (len >= 6 && !strncasecmp(name, "proxy-", 6))
+		return true;
 	for (size_t i = 0; drop[i]; i++)
 		if (strlen(drop[i]) == len && !strncasecmp(name, drop[i], len))
 			return true;
@@ -695,22 +792,12 @@ static char *rewrite_head(struct conn *c, size_t *outlen)
 		o += snprintf(o, cap - (size_t)(o - out), ":%u", c->rq.port);
 	memcpy(o, "\r\n", 2);
 	o += 2;
+	const char *headers = line;
 	while (line < end) {
 		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
-		const char *colon = memchr(line, ':', (size_t)(eol - line));
-		size_t nlen = colon ? (size_t)(colon - line) : 0;
+		size_t nlen = header_name_len(line, eol); /* never 0: proxy_parse_head checked */
 
-		for (size_t i = 0; i < nlen; i++)
-			if (!is_tchar(line[i]))
-				nlen = 0;
-		if (nlen == 0) {
-			/* obs-fold or a line without a field name: refuse,
-			 * do not guess how the origin would read it. */
-			free(out);
-			errno = EINVAL;
-			return NULL;
-		}
-		if (!header_dropped(line, nlen)) {
+		if (!header_dropped(line, nlen) && !named_by_connection(headers, end, line, nlen)) {
 			memcpy(o, line, (size_t)(eol - line) + 2);
 			o += (eol - line) + 2;
 		}
@@ -728,8 +815,9 @@ struct pipebuf {
 };
 
 /* Relay until the origin is done, the client is gone, idle, byte cap, or
- * shutdown.  Returns the reason for the audit line. */
-static const char *relay(struct conn *c, uint64_t budget)
+ * shutdown; at most `up_left` bytes from the client (what remains of a
+ * plain request's body).  Returns the reason for the audit line. */
+static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
 {
 	const struct proxy *px = c->px;
 	struct pipebuf *up = malloc(sizeof(*up)), *down = malloc(sizeof(*down));
@@ -753,7 +841,7 @@ static const char *relay(struct conn *c, uint64_t budget)
 			break;
 		}
 		struct pollfd p[3] = {{.fd = c->cfd}, {.fd = c->ufd}, {.fd = px->wake[0], .events = POLLIN}};
-		if (!cli_eof && up->len == 0 && budget)
+		if (!cli_eof && up->len == 0 && budget && up_left)
 			p[0].events |= POLLIN;
 		if (down->len)
 			p[0].events |= POLLOUT;
@@ -782,11 +870,14 @@ static const char *relay(struct conn *c, uint64_t budget)
 		}
 		if (p[0].revents & POLLIN || (p[0].revents & (POLLHUP | POLLERR) && p[0].events & POLLIN)) {
 			size_t want = sizeof(up->b) < budget ? sizeof(up->b) : (size_t)budget;
+			if (want > up_left)
+				want = (size_t)up_left;
 			ssize_t n = recv(c->cfd, up->b, want, MSG_DONTWAIT);
 			if (n > 0) {
 				up->off = 0;
 				up->len = (size_t)n;
 				budget -= (uint64_t)n;
+				up_left -= (uint64_t)n;
 				c->bytes_up += (uint64_t)n;
 			} else if (n == 0) {
 				cli_eof = true;
@@ -845,10 +936,8 @@ static void serve(struct conn *c)
 
 	if (read_head(c) != 0 || parse_request(c) != 0)
 		return;
-	/* Rewrite before deciding, so a malformed header is a 400 and never
-	 * costs a lookup or a connection. */
 	if (!c->rq.connect && !(head = rewrite_head(c, &hl))) {
-		refuse(c, 400, "deny", "a header line of the request is malformed");
+		refuse(c, 502, "error", "the proxy is out of memory");
 		return;
 	}
 	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.connect, c->rq.port, &idx);
@@ -864,6 +953,13 @@ static void serve(struct conn *c)
 	long long deadline = now_ms() + px->lim.idle_timeout_ms;
 	const char *extra = c->head + c->head_len;
 	size_t extra_len = c->got - c->head_len;
+	/* A tunnel carries what the client sends; a plain request its body
+	 * and nothing after it (a second request would reach the origin with
+	 * a Host and headers the proxy never saw). */
+	uint64_t up_left = c->rq.connect ? UINT64_MAX : c->rq.body_len;
+	if (extra_len > up_left)
+		extra_len = (size_t)up_left;
+	up_left -= extra_len;
 
 	snprintf(reason, sizeof(reason), "allowlist entry '%s'", px->allow[idx]);
 	audit_decision(c, "allow", 200, reason);
@@ -892,7 +988,7 @@ static void serve(struct conn *c)
 		budget -= extra_len;
 		c->bytes_up += extra_len;
 	}
-	audit_end(c, relay(c, budget));
+	audit_end(c, relay(c, budget, up_left));
 out:
 	free(head);
 }
@@ -970,9 +1066,12 @@ struct proxy *proxy_new(const struct profile *p, const struct proxy_limits *lim,
 		px->lim.connect_timeout_ms = PROXY_DEFAULT_CONNECT_MS;
 	if (px->lim.idle_timeout_ms > 86400000u)
 		px->lim.idle_timeout_ms = 86400000u; /* poll(2) takes an int */
-	if (lim && lim->daemon_host)
-		snprintf(px->daemon_host, sizeof(px->daemon_host), "%s", lim->daemon_host);
-	px->lim.daemon_host = NULL; /* the copy above is what is used */
+	unsigned char a[16];
+	if (lim && lim->daemon_host && inet_pton(AF_INET, lim->daemon_host, a) == 1)
+		px->daemon_family = addr_bytes(AF_INET, a, px->daemon_addr);
+	else if (lim && lim->daemon_host && inet_pton(AF_INET6, lim->daemon_host, a) == 1)
+		px->daemon_family = addr_bytes(AF_INET6, a, px->daemon_addr);
+	px->lim.daemon_host = NULL; /* the bytes above are what is used */
 	for (size_t i = 0; i < p->n_proxy_allow; i++) {
 		if (!(px->allow[i] = strdup(p->proxy_allow[i])))
 			goto err_free;

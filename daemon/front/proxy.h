@@ -84,6 +84,7 @@ struct proxy_request {
 	bool connect;                       /* CONNECT host:port; else an absolute http:// URL */
 	const char *target_path;            /* plain HTTP: the origin-form path, inside the head */
 	size_t target_path_len;
+	uint64_t body_len;                  /* plain HTTP: its Content-Length (0 without one) */
 	struct proxy_host host;
 };
 

@@ -380,8 +380,9 @@ static enum proxy_addr_class classify4(const unsigned char a[4])
 	uint32_t v = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
 
 #define IN_NET(net, bits) ((v >> (32 - (bits))) == ((uint32_t)(net) >> (32 - (bits))))
-	if (v == 0xa9fea9fe || v == 0xa9feaa02 || v == 0x646464c8)
-		return PROXY_ADDR_METADATA; /* 169.254.169.254, 169.254.170.2, 100.100.100.200 */
+	if (v == 0xa9fea9fe || v == 0xa9feaa02 || v == 0x646464c8 || v == 0xa83f8110)
+		return PROXY_ADDR_METADATA; /* 169.254.169.254, 169.254.170.2, 100.100.100.200,
+		                               Azure's WireServer 168.63.129.16 */
 	if (v == 0xffffffff)
 		return PROXY_ADDR_BROADCAST;
 	if (IN_NET(0x00000000, 8))

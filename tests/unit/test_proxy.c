@@ -358,7 +358,15 @@ static void *origin_conn(void *arg)
 		if (got == sizeof(req) - 1)
 			goto out;
 	}
-	if (!strncmp(req, "GET /big ", 9)) {
+	if (!strncmp(req, "POST /drain ", 12)) {
+		/* Everything the proxy sends, until 300 ms of silence or its EOF. */
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		while (got < sizeof(req) - 1 && poll(&p, 1, 300) == 1 &&
+		       (n = recv(fd, req + got, sizeof(req) - 1 - got, 0)) > 0)
+			got += (size_t)n;
+		req[got] = '\0';
+	} else if (!strncmp(req, "GET /big ", 9)) {
 		int h = snprintf(hdr, sizeof(hdr), "HTTP/1.0 200 OK\r\nContent-Length: %zu\r\n\r\n", sizeof(big));
 		(void)!send(fd, hdr, (size_t)h, MSG_NOSIGNAL);
 		(void)!send(fd, big, sizeof(big), MSG_NOSIGNAL);
@@ -556,6 +564,26 @@ TEST(plain_http_allowed)
 	CHECK_CONTAINS(reply, "Connection: close\r\n");
 	CHECK(strstr(reply, "evil.example") == NULL);
 	CHECK(strstr(reply, "Proxy-") == NULL);
+	/* Every Proxy-* header is the proxy's, and what Connection names is
+	 * hop-by-hop (RFC 9110 §7.6.1): none reaches the origin. */
+	snprintf(req, sizeof(req),
+	         "GET http://localhost:%u/hop HTTP/1.1\r\nConnection: X-Hop, keep-alive\r\nX-Hop: secret\r\n"
+	         "Proxy-Foo: 1\r\nX-Kept: yes\r\n\r\n",
+	         origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
+	CHECK_CONTAINS(reply, "X-Kept: yes\r\n");
+	CHECK(strstr(reply, "X-Hop") == NULL);
+	CHECK(strstr(reply, "Proxy-Foo") == NULL);
+	/* A body goes as it came, exactly its Content-Length: a request
+	 * pipelined behind it never reaches the origin. */
+	snprintf(req, sizeof(req),
+	         "POST http://localhost:%u/drain HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+	         "GET /second HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n",
+	         origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
+	CHECK_CONTAINS(reply, "Content-Length: 5\r\nConnection: close\r\n\r\nhello");
+	CHECK(strstr(reply, "second") == NULL);
+	CHECK(strstr(reply, "internal-admin") == NULL);
 	/* a body after the head is forwarded as it came */
 	snprintf(req, sizeof(req), "POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
 	         origin_port);
@@ -647,6 +675,13 @@ TEST(denials)
 		{"GET http://localhost:%u/ HTTP/1.1\r\nX: a\rY: b\r\n\r\n", 400, "bare CR"},
 		{"GET http://localhost:%u/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400, "header line"},
 		{"GET http://localhost:%u/ HTTP/1.1\r\nNo colon here\r\n\r\n", 400, "header line"},
+		{"CONNECT localhost:%u HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400, "header line"},
+		{"CONNECT localhost:%u HTTP/1.1\r\nNo colon here\r\n\r\n", 400, "header line"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "Transfer-Encoding"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 400, "Content-Length"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400, "Content-Length"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5x\r\n\r\n", 400, "Content-Length"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400, "Content-Length"},
 		{"GET http://[fe80::1%%25lo]:%u/ HTTP/1.1\r\n\r\n", 400, "zone id"},
 		{"GET http://b\xc3\xbc" "cher.de/ HTTP/1.1\r\n\r\n", 400, "malformed request line"},
 	};
@@ -735,6 +770,22 @@ TEST(daemon_port_and_dial_failure)
 	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 403);
 	CHECK_CONTAINS(reply, "the sharness daemon's own port");
 	proxy_free(px);
+
+	/* A public listen address is compared as bytes, not as text; a
+	 * wildcard one is every public address.  (Refused before any dial.) */
+	const char *listen[][2] = {{"2A01:4F8::1", "[2a01:4f8::1]"}, {"2a01:04f8:0::0001", "[2a01:4f8::1]"},
+	                           {"0.0.0.0", "8.8.8.8"}, {"::", "[2a01:4f8::1]"}, {"::ffff:8.8.8.8", "8.8.8.8"}};
+	for (size_t i = 0; i < sizeof(listen) / sizeof(listen[0]); i++) {
+		lim.daemon_host = listen[i][0];
+		snprintf(allow, sizeof(allow), "%s:%u", listen[i][1], origin_port);
+		px = make_proxy(allow, NULL, &lim);
+		if (!px)
+			return;
+		snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\n\r\n", listen[i][1], origin_port);
+		CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 403);
+		CHECK_CONTAINS(reply, "the sharness daemon's own port");
+		proxy_free(px);
+	}
 }
 
 /*
@@ -923,6 +974,11 @@ TEST(timeouts)
 	/* a head that stops half-way gets 408 */
 	fd = px_client(px);
 	(void)!send(fd, "GET http://local", 16, MSG_NOSIGNAL);
+	read_all(fd, reply, sizeof(reply));
+	CHECK_EQ_INT(status_of(reply), 408);
+	close(fd);
+	/* and so does one that sends nothing (docs/proxy.md) */
+	fd = px_client(px);
 	read_all(fd, reply, sizeof(reply));
 	CHECK_EQ_INT(status_of(reply), 408);
 	close(fd);
