@@ -213,10 +213,11 @@ static void complete(struct execute *x)
 	struct request_error e;
 
 	/* Whatever the pipes still held counts (their EOF may not have come). */
-	for (struct stream *s = &x->out; s; s = s == &x->out ? &x->err : NULL)
-		if (s->fd >= 0) {
-			scrub_stream_finish(s->scrub);
-			stream_close(x, s);
+	struct stream *both[2] = {&x->out, &x->err};
+	for (int i = 0; i < 2; i++)
+		if (both[i]->fd >= 0) {
+			scrub_stream_finish(both[i]->scrub);
+			stream_close(x, both[i]);
 		}
 	if (x->ex.error != PRIVSEP_OK) {
 		map_error(&x->ex, &e);
@@ -403,7 +404,9 @@ static void on_proxy_door(struct loop_watch *w, uint32_t revents)
  * and its slot, never wait for a slow reader. */
 static void drain_paused(struct execute *x)
 {
-	for (struct stream *s = &x->out; x->paused && s; s = s == &x->out ? &x->err : NULL) {
+	struct stream *both[2] = {&x->out, &x->err};
+	for (int i = 0; i < 2 && x->paused; i++) {
+		struct stream *s = both[i];
 		while (s->fd >= 0) {
 			ssize_t n = read(s->fd, read_buf, sizeof(read_buf));
 			if (n > 0) {

@@ -458,14 +458,14 @@ static int check_headers(const char *h, size_t len, struct proxy_request *rq, ch
 			return WHY("a request body in chunks (Transfer-Encoding) cannot go through the proxy as "
 			           "plain http; send it with Content-Length, or use https");
 		if (!rq->connect && n == 14 && !strncasecmp(line, "content-length", n)) {
-			char *num_end;
-			errno = 0;
-			unsigned long long body = v < eol && *v >= '0' && *v <= '9' ? strtoull(v, &num_end, 10) : 0;
-			if (have_length || v == eol || *v < '0' || *v > '9' || errno)
-				return WHY("the request's Content-Length is missing, repeated or not a number");
-			while (num_end < eol && (*num_end == ' ' || *num_end == '\t'))
-				num_end++;
-			if (num_end != eol)
+			size_t digits = 0; /* at most 18: more is past any byte limit, and refused */
+			uint64_t body = 0;
+			while (v + digits < eol && digits < 19 && v[digits] >= '0' && v[digits] <= '9')
+				body = body * 10 + (uint64_t)(v[digits++] - '0');
+			const char *rest = v + digits;
+			while (rest < eol && (*rest == ' ' || *rest == '\t'))
+				rest++;
+			if (have_length || digits == 0 || digits > 18 || rest != eol)
 				return WHY("the request's Content-Length is missing, repeated or not a number");
 			rq->body_len = body;
 			have_length = true;
