@@ -39,6 +39,7 @@
 #define LIVE_FLUSH_MS 100    /* a streamed run's held-back output leaves at least this often */
 #define DRAIN_BOUND_MS 2000  /* from the exit record to the pipes' EOF */
 #define TEARDOWN_BOUND_MS 5000
+#define KILL_BOUND_MS 10000  /* from execute_kill to the exit record: the supervisor kills at once */
 #define DOOR_BACKOFF_MS 100  /* the proxy's door unwatched: all its places taken, or no fd left */
 
 enum state { STARTING, RUNNING, TEARDOWN };
@@ -606,15 +607,25 @@ void execute_abort(struct execute *x)
 		begin_teardown(x);
 }
 
+static void on_kill_bound(struct loop_timer *t)
+{
+	fail_internal(t->arg, "The run's supervisor did not end the killed run in time.");
+}
+
 int execute_kill(struct execute *x)
 {
 	if (!x || x->state != RUNNING)
 		return -1;
 	/* After the exit record the command has ended by itself: its end is
 	 * on its way. */
-	if (!x->killing && !x->got_exit && shutdown(x->chan, SHUT_WR) < 0)
+	if (x->killing || x->got_exit)
+		return 0;
+	if (shutdown(x->chan, SHUT_WR) < 0)
 		return -1;
 	x->killing = true;
+	/* Bounded like an abort: a wedged supervisor must not hold the slot.
+	 * The exit record's drain bound replaces this one. */
+	loop_timer_set(x->env.loop, &x->t_bound, KILL_BOUND_MS, on_kill_bound, x);
 	return 0;
 }
 

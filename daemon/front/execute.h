@@ -74,8 +74,9 @@ struct execute;
  * not start (no hook is called then). */
 struct execute *execute_start(const struct execute_env *env, const struct run_request *r, const char *run_id,
                               const struct execute_hooks *hooks, struct request_error *e);
-/* The owner is gone (its client hung up): our side of the run's channel
- * is shut, which tells the supervisor to kill the run.  `finished` is not
+/* The owner is gone (its client hung up, or DELETE came before the
+ * command started): our side of the run's channel is shut, which tells
+ * the supervisor to kill the run.  `finished` is not
  * called; `released` is, once the supervisor is gone (the slot is the
  * run's until then).  Only before `finished`. */
 void execute_abort(struct execute *x);

@@ -157,8 +157,10 @@ static bool evict_one(struct jobs *j, bool by_bytes)
 bool jobs_may_start(struct jobs *j, const char *owner_fp, unsigned pending, char *why, size_t whylen)
 {
 	unsigned live = 0;
+	/* A killed job's run ends within moments: its place is free at once,
+	 * as the 429's own hint (kill one) promises. */
 	for (size_t i = 0; i < j->n; i++)
-		live += j->v[i]->running && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
+		live += j->v[i]->running && !j->v[i]->killed && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
 	if (live + pending < j->max_live)
 		return true;
 	if (pending)

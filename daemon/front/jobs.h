@@ -49,9 +49,10 @@ void job_finish(struct job *job, const char *exit_json, const char *error_json);
 char *jobs_status(struct jobs *j, const char *id, const char *owner_fp);
 char *jobs_output(struct jobs *j, const char *id, const char *owner_fp, int which, uint64_t since);
 char *jobs_list(struct jobs *j, const char *owner_fp);
-/* Kill a running job (its run is killed, its output kept).  0 with *state
- * its state now ("killed", or "exited" or "failed" when it had ended
- * already), -1 no such job for this owner. */
+/* Kill a running job (its run is killed, its output kept; the job stays
+ * "running" until its end has come in, and its max_jobs place is free at
+ * once).  0 with *state the answer ("killed", or "exited" or "failed" when
+ * it had ended already), -1 no such job for this owner. */
 int jobs_kill(struct jobs *j, const char *id, const char *owner_fp, const char **state);
 
 #endif

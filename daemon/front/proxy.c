@@ -52,6 +52,7 @@
  * be written refuses every run of every user. */
 #define AUDIT_BURST 1024
 #define AUDIT_PER_S 4
+#define QUIET_HOSTS_MAX 32 /* allowed destinations the summary names, each with its counts */
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING };
 
@@ -83,6 +84,14 @@ struct proxy {
 	struct {                      /* the lines it did not write */
 		unsigned long lines, allowed, refused, ended;
 		uint64_t bytes_up, bytes_down;
+		struct {              /* where the allowed ones went: no destination is hidden */
+			char host[PROXY_HOST_MAX + 1];
+			unsigned port;
+			unsigned long connections;
+			uint64_t bytes_up, bytes_down;
+		} hosts[QUIET_HOSTS_MAX];
+		size_t n_hosts;
+		unsigned long hosts_more; /* allowed lines past the table */
 	} quiet;
 };
 
@@ -167,28 +176,58 @@ static void printable(char *out, size_t outlen, const char *in, size_t len)
 	out[o] = '\0';
 }
 
+/* A line the budget kept out, counted (under px->mu); an allowed
+ * connection's (its decision, status 200, or its end, 0) under its host. */
+static void audit_count_quiet(struct proxy *px, const struct proxy_request *rq, int status, uint64_t up,
+                              uint64_t down)
+{
+	px->quiet.lines++;
+	px->quiet.allowed += status == 200;
+	px->quiet.refused += status >= 400;
+	px->quiet.ended += status == 0;
+	px->quiet.bytes_up += up;
+	px->quiet.bytes_down += down;
+	if (status != 200 && status != 0)
+		return;
+	size_t i = 0;
+	while (i < px->quiet.n_hosts && (px->quiet.hosts[i].port != rq->port || strcmp(px->quiet.hosts[i].host, rq->host_text)))
+		i++;
+	if (i == px->quiet.n_hosts) {
+		if (i == QUIET_HOSTS_MAX) {
+			px->quiet.hosts_more++;
+			return;
+		}
+		snprintf(px->quiet.hosts[i].host, sizeof(px->quiet.hosts[i].host), "%s", rq->host_text);
+		px->quiet.hosts[i].port = rq->port;
+		px->quiet.n_hosts++;
+	}
+	px->quiet.hosts[i].connections += status == 200;
+	px->quiet.hosts[i].bytes_up += up;
+	px->quiet.hosts[i].bytes_down += down;
+}
+
 /* Whether the run's budget has a line left; if not, the line is counted
  * (status: the decision's, or 0 for a connection's end). */
-static bool audit_budget(struct proxy *px, int status, uint64_t up, uint64_t down)
+static bool audit_budget(struct proxy *px, const struct proxy_request *rq, int status, uint64_t up,
+                         uint64_t down)
 {
 	long long now = now_ms();
 	pthread_mutex_lock(&px->mu);
 	long long due = (now - px->audit_refilled_ms) * AUDIT_PER_S / 1000;
 	if (due > 0) {
-		px->audit_tokens = px->audit_tokens + due > AUDIT_BURST ? AUDIT_BURST : px->audit_tokens + (unsigned)due;
-		px->audit_refilled_ms = now;
+		if (px->audit_tokens + due >= AUDIT_BURST) {
+			px->audit_tokens = AUDIT_BURST;
+			px->audit_refilled_ms = now;
+		} else {
+			px->audit_tokens += (unsigned)due;
+			px->audit_refilled_ms += due * 1000 / AUDIT_PER_S; /* the fraction stays due */
+		}
 	}
 	bool ok = px->audit_tokens > 0;
-	if (ok) {
+	if (ok)
 		px->audit_tokens--;
-	} else {
-		px->quiet.lines++;
-		px->quiet.allowed += status == 200;
-		px->quiet.refused += status >= 400;
-		px->quiet.ended += status == 0;
-		px->quiet.bytes_up += up;
-		px->quiet.bytes_down += down;
-	}
+	else
+		audit_count_quiet(px, rq, status, up, down);
 	pthread_mutex_unlock(&px->mu);
 	return ok;
 }
@@ -209,6 +248,18 @@ static void audit_quiet(const struct proxy *px)
 	cJSON_AddNumberToObject(line, "ended", (double)px->quiet.ended);
 	cJSON_AddNumberToObject(line, "bytes_up", (double)px->quiet.bytes_up);
 	cJSON_AddNumberToObject(line, "bytes_down", (double)px->quiet.bytes_down);
+	cJSON *hosts = cJSON_AddArrayToObject(line, "hosts");
+	for (size_t i = 0; hosts && i < px->quiet.n_hosts; i++) {
+		cJSON *h = cJSON_CreateObject();
+		cJSON_AddStringToObject(h, "host", px->quiet.hosts[i].host);
+		cJSON_AddNumberToObject(h, "port", px->quiet.hosts[i].port);
+		cJSON_AddNumberToObject(h, "connections", (double)px->quiet.hosts[i].connections);
+		cJSON_AddNumberToObject(h, "bytes_up", (double)px->quiet.hosts[i].bytes_up);
+		cJSON_AddNumberToObject(h, "bytes_down", (double)px->quiet.hosts[i].bytes_down);
+		cJSON_AddItemToArray(hosts, h);
+	}
+	if (px->quiet.hosts_more)
+		cJSON_AddNumberToObject(line, "hosts_more", (double)px->quiet.hosts_more);
 	if (audit_write(px->audit_fd, line) < 0)
 		log_warn("the audit log could not be written (%s): a proxy summary is lost", strerror(errno));
 	cJSON_Delete(line);
@@ -219,7 +270,7 @@ static void audit_request(struct proxy *px, const struct proxy_request *rq, cons
 {
 	cJSON *line;
 
-	if (px->audit_fd < 0 || !audit_budget(px, status, 0, 0) || !(line = cJSON_CreateObject()))
+	if (px->audit_fd < 0 || !audit_budget(px, rq, status, 0, 0) || !(line = cJSON_CreateObject()))
 		return;
 	cJSON_AddStringToObject(line, "event", "proxy");
 	cJSON_AddStringToObject(line, "run_id", px->run_id);
@@ -247,7 +298,7 @@ static void audit_end(const struct conn *c, const char *reason)
 	struct proxy *px = c->px;
 	cJSON *line;
 
-	if (px->audit_fd < 0 || !audit_budget(px, 0, c->bytes_up, c->bytes_down) ||
+	if (px->audit_fd < 0 || !audit_budget(px, &c->rq, 0, c->bytes_up, c->bytes_down) ||
 	    !(line = cJSON_CreateObject()))
 		return;
 	cJSON_AddStringToObject(line, "event", "proxy_end");
@@ -615,8 +666,6 @@ static int resolve(struct conn *c)
 	return 0;
 }
 
-/* Is `sa` the daemon's own listener?  Its port on any non-public address
- * (a wildcard listener answers on all of them) or on its exact address. */
 /* The bytes of an address as the daemon's is kept: IPv4 for a v4-mapped
  * or NAT64 IPv6 one (it reaches that IPv4), else as it is. */
 static int addr_bytes(int family, const unsigned char *a, unsigned char out[16])
@@ -731,11 +780,15 @@ static int dial(struct conn *c)
 
 /* ---- forwarding ---- */
 
-/* Whether `name` (len bytes) is one of the comma-separated tokens of the
- * Connection header values in [from, to) (each line's value). */
-static bool named_by_connection(const char *h, const char *end, const char *name, size_t len)
+#define CONNECTION_TOKENS_MAX 16
+
+/* The names the request's Connection headers list (hop-by-hop, RFC 9110
+ * §7.6.1), read once: [from, end) are the header lines.  -1 past
+ * CONNECTION_TOKENS_MAX (refused: no client lists more). */
+static int connection_tokens(const char *from, const char *end, const char *tok[], size_t tok_len[])
 {
-	for (const char *line = h; line < end;) {
+	int n_tok = 0;
+	for (const char *line = from; line < end;) {
 		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
 		size_t n = header_name_len(line, eol);
 		if (n == 10 && !strncasecmp(line, "connection", n)) {
@@ -745,13 +798,30 @@ static bool named_by_connection(const char *h, const char *end, const char *name
 				const char *te = t;
 				while (te < eol && *te != ',' && *te != ' ' && *te != '\t')
 					te++;
-				if ((size_t)(te - t) == len && !strncasecmp(t, name, len))
-					return true;
+				if (te > t) {
+					if (n_tok == CONNECTION_TOKENS_MAX)
+						return -1;
+					tok[n_tok] = t;
+					tok_len[n_tok++] = (size_t)(te - t);
+				}
 				t = te;
 			}
 		}
 		line = eol + 2;
 	}
+	return n_tok;
+}
+
+/* Whether the header `name` is one the Connection header lists; never
+ * Content-Length, which frames the body the proxy forwards. */
+static bool named_by_connection(const char *tok[], const size_t tok_len[], int n_tok, const char *name,
+                                size_t len)
+{
+	if (len == 14 && !strncasecmp(name, "content-length", len))
+		return false;
+	for (int i = 0; i < n_tok; i++)
+		if (tok_len[i] == len && !strncasecmp(tok[i], name, len))
+			return true;
 	return false;
 }
 
@@ -792,12 +862,19 @@ static char *rewrite_head(struct conn *c, size_t *outlen)
 		o += snprintf(o, cap - (size_t)(o - out), ":%u", c->rq.port);
 	memcpy(o, "\r\n", 2);
 	o += 2;
-	const char *headers = line;
+	const char *tok[CONNECTION_TOKENS_MAX];
+	size_t tok_len[CONNECTION_TOKENS_MAX];
+	int n_tok = connection_tokens(line, end, tok, tok_len);
+	if (n_tok < 0) {
+		free(out);
+		errno = EINVAL;
+		return NULL;
+	}
 	while (line < end) {
 		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
 		size_t nlen = header_name_len(line, eol); /* never 0: proxy_parse_head checked */
 
-		if (!header_dropped(line, nlen) && !named_by_connection(headers, end, line, nlen)) {
+		if (!header_dropped(line, nlen) && !named_by_connection(tok, tok_len, n_tok, line, nlen)) {
 			memcpy(o, line, (size_t)(eol - line) + 2);
 			o += (eol - line) + 2;
 		}
@@ -815,8 +892,10 @@ struct pipebuf {
 };
 
 /* Relay until the origin is done, the client is gone, idle, byte cap, or
- * shutdown; at most `up_left` bytes from the client (what remains of a
- * plain request's body).  Returns the reason for the audit line. */
+ * shutdown; at most `up_left` bytes from the client go on (what remains of
+ * a plain request's body): the rest is read and dropped, so that the
+ * client's hang-up is seen and its unread bytes make no reset that would
+ * cut its reply.  Returns the reason for the audit line. */
 static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
 {
 	const struct proxy *px = c->px;
@@ -841,7 +920,7 @@ static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
 			break;
 		}
 		struct pollfd p[3] = {{.fd = c->cfd}, {.fd = c->ufd}, {.fd = px->wake[0], .events = POLLIN}};
-		if (!cli_eof && up->len == 0 && budget && up_left)
+		if (!cli_eof && up->len == 0 && budget)
 			p[0].events |= POLLIN;
 		if (down->len)
 			p[0].events |= POLLOUT;
@@ -870,14 +949,14 @@ static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
 		}
 		if (p[0].revents & POLLIN || (p[0].revents & (POLLHUP | POLLERR) && p[0].events & POLLIN)) {
 			size_t want = sizeof(up->b) < budget ? sizeof(up->b) : (size_t)budget;
-			if (want > up_left)
-				want = (size_t)up_left;
 			ssize_t n = recv(c->cfd, up->b, want, MSG_DONTWAIT);
 			if (n > 0) {
+				budget -= (uint64_t)n;
+				if ((uint64_t)n > up_left)
+					n = (ssize_t)up_left; /* past the body: dropped */
+				up_left -= (uint64_t)n;
 				up->off = 0;
 				up->len = (size_t)n;
-				budget -= (uint64_t)n;
-				up_left -= (uint64_t)n;
 				c->bytes_up += (uint64_t)n;
 			} else if (n == 0) {
 				cli_eof = true;
@@ -937,7 +1016,11 @@ static void serve(struct conn *c)
 	if (read_head(c) != 0 || parse_request(c) != 0)
 		return;
 	if (!c->rq.connect && !(head = rewrite_head(c, &hl))) {
-		refuse(c, 502, "error", "the proxy is out of memory");
+		if (errno == EINVAL)
+			refuse(c, 400, "deny", "the request's Connection headers list more than %d names",
+			       CONNECTION_TOKENS_MAX);
+		else
+			refuse(c, 502, "error", "the proxy is out of memory");
 		return;
 	}
 	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.connect, c->rq.port, &idx);

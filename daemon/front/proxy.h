@@ -24,7 +24,8 @@
  * A run's first 1,024 lines are written, then 4 a second; the rest are
  * counted, and the proxy's end writes
  *   {"event":"proxy_suppressed","run_id","profile","lines","allowed","refused",
- *    "ended","bytes_up","bytes_down"}.
+ *    "ended","bytes_up","bytes_down","hosts":[{"host","port","connections",
+ *    "bytes_up","bytes_down"}...][,"hosts_more"]}.
  *
  * Trust: everything read from client_fd is hostile.  The allowlist is
  * operator policy (profile.c checked its grammar).
@@ -37,7 +38,8 @@
  * time; proxy_free() wakes them all and does not wait: the last one to end
  * frees the proxy.  proxy_serve_fd() and proxy_free()
  * must be called from one thread (the run's owner); the per-connection
- * threads touch only their own slot and the audit fd.
+ * threads touch their own slot and the audit fd, and under the proxy's
+ * mutex the shared counts (running, the denials, the audit budget).
  */
 #ifndef SHARNESS_PROXY_H
 #define SHARNESS_PROXY_H

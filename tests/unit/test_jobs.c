@@ -162,8 +162,25 @@ TEST(running_jobs_last_character_waits_for_its_rest)
 	jobs_free(j);
 }
 
+/* DELETE frees the job's max_jobs place at once, as the 429 says to do,
+ * although the job reads "running" until its run's end has come in. */
+TEST(a_killed_job_frees_its_place_at_once)
+{
+	struct jobs *j = jobs_new(1, 600);
+	char why[300] = "";
+	const char *state = NULL;
+	CHECK(jobs_add(j, ID, FP, "cn", "analyse", 4096, 60, nokill, NULL, why, sizeof(why)) != NULL);
+	CHECK(!jobs_may_start(j, FP, 0, why, sizeof(why)));
+	CHECK_EQ_INT(jobs_kill(j, ID, FP, &state), 0);
+	CHECK_STR(state, "killed");
+	why[0] = '\0';
+	CHECK(jobs_may_start(j, FP, 0, why, sizeof(why)));
+	jobs_free(j);
+}
+
 int main(void)
 {
+	RUN(a_killed_job_frees_its_place_at_once);
 	RUN(character_across_the_heads_end);
 	RUN(character_across_a_reads_end_stays_whole);
 	RUN(running_jobs_last_character_waits_for_its_rest);

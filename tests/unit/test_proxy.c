@@ -278,6 +278,8 @@ TEST(addr_classify)
 		{"169.254.1.1", PROXY_ADDR_LINK_LOCAL},
 		{"169.254.169.254", PROXY_ADDR_METADATA},
 		{"100.100.100.200", PROXY_ADDR_METADATA},
+		{"168.63.129.16", PROXY_ADDR_METADATA},
+		{"::ffff:168.63.129.16", PROXY_ADDR_METADATA},
 		{"0.0.0.0", PROXY_ADDR_UNSPECIFIED},
 		{"0.1.2.3", PROXY_ADDR_UNSPECIFIED},
 		{"224.0.0.1", PROXY_ADDR_MULTICAST},
@@ -366,7 +368,9 @@ static void *origin_conn(void *arg)
 		       (n = recv(fd, req + got, sizeof(req) - 1 - got, 0)) > 0)
 			got += (size_t)n;
 		req[got] = '\0';
-	} else if (!strncmp(req, "GET /big ", 9)) {
+	} else if (!strncmp(req, "GET /big ", 9) || !strncmp(req, "GET /slowbig ", 13)) {
+		if (req[5] == 's')
+			usleep(300000);
 		int h = snprintf(hdr, sizeof(hdr), "HTTP/1.0 200 OK\r\nContent-Length: %zu\r\n\r\n", sizeof(big));
 		(void)!send(fd, hdr, (size_t)h, MSG_NOSIGNAL);
 		(void)!send(fd, big, sizeof(big), MSG_NOSIGNAL);
@@ -584,6 +588,14 @@ TEST(plain_http_allowed)
 	CHECK_CONTAINS(reply, "Content-Length: 5\r\nConnection: close\r\n\r\nhello");
 	CHECK(strstr(reply, "second") == NULL);
 	CHECK(strstr(reply, "internal-admin") == NULL);
+	/* ... also when Connection names Content-Length: it frames the body. */
+	snprintf(req, sizeof(req),
+	         "POST http://localhost:%u/drain HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 5\r\n\r\n"
+	         "hello" "GET /second HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n",
+	         origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
+	CHECK_CONTAINS(reply, "Content-Length: 5\r\nConnection: close\r\n\r\nhello");
+	CHECK(strstr(reply, "internal-admin") == NULL);
 	/* a body after the head is forwarded as it came */
 	snprintf(req, sizeof(req), "POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
 	         origin_port);
@@ -595,6 +607,46 @@ TEST(plain_http_allowed)
 	CHECK_CONTAINS(a, "\"decision\":\"allow\",\"status\":200,\"reason\":\"allowlist entry 'localhost:");
 	CHECK_CONTAINS(a, "\"address\":\"127.0.0.1\"");
 	CHECK_CONTAINS(a, "\"event\":\"proxy_end\",\"run_id\":\"testrun\",\"host\":\"localhost\"");
+}
+
+/* Bytes a client sends after its request's body (here a late one, on real
+ * TCP) are read and dropped: left unread, closing the connection makes the
+ * kernel reset it, and the client loses the end of its reply. */
+TEST(bytes_after_the_body_are_drained)
+{
+	char allow[64], req[256];
+	static char reply[sizeof(big) + 4096];
+	snprintf(allow, sizeof(allow), "localhost:%u", origin_port);
+	struct proxy *px = make_proxy(allow, NULL, NULL);
+	if (!px)
+		return;
+	unsigned port = 0;
+	int l = listen_loopback(&port);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {.tv_sec = 5};
+	int small = 4096; /* the reply waits in the proxy's send queue, which a reset drops */
+	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(cfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	CHECK(l >= 0 && connect(cfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	int sfd = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	close(l);
+	CHECK(sfd >= 0 && proxy_serve_fd(px, sfd) == 0);
+	/* The stray bytes come while the origin takes its time (300 ms). */
+	snprintf(req, sizeof(req), "GET http://localhost:%u/slowbig HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+	         origin_port);
+	(void)!send(cfd, req, strlen(req), MSG_NOSIGNAL);
+	usleep(100000);
+	(void)!send(cfd, "\r\n\r\nstray bytes after the body\r\n", 33, MSG_NOSIGNAL);
+	usleep(500000); /* the origin has answered and closed; the proxy closes too */
+	size_t got = read_all(cfd, reply, sizeof(reply));
+	if (got <= sizeof(big))
+		fprintf(stderr, "# got %zu bytes (%s): %.20s\n", got, strerror(errno), reply);
+	CHECK(got > sizeof(big));
+	CHECK_EQ_INT(status_of(reply), 200);
+	close(cfd);
+	proxy_free(px);
 }
 
 TEST(connect_allowed)
@@ -920,6 +972,9 @@ TEST(audit_lines_of_a_flood_are_bounded)
 	CHECK_EQ_INT(audit_count("floodrun", "proxy_suppressed"), 1);
 	char want[64];
 	snprintf(want, sizeof(want), "\"refused\":%u", 2000 + 1 - (written + 1)); /* 2000 503s, 1 allowed line */
+	CHECK_EQ_INT(audit_count("proxy_suppressed", want), 1);
+	/* The tunnel's end came past the budget: its destination is named. */
+	snprintf(want, sizeof(want), "\"hosts\":[{\"host\":\"localhost\",\"port\":%u,", origin_port);
 	CHECK_EQ_INT(audit_count("proxy_suppressed", want), 1);
 }
 
@@ -1273,6 +1328,7 @@ int main(void)
 	RUN(addr_classify);
 	RUN(addr_permitted);
 	RUN(plain_http_allowed);
+	RUN(bytes_after_the_body_are_drained);
 	RUN(connect_allowed);
 	RUN(denials);
 	RUN(exact_address_entry);
