@@ -489,14 +489,24 @@ static size_t header_name_len(const char *line, const char *eol)
 	return n;
 }
 
+/* Whether [v, eol), spaces around it aside, is `word` (any case). */
+static bool value_is(const char *v, const char *eol, const char *word)
+{
+	while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
+		eol--;
+	size_t n = strlen(word);
+	return (size_t)(eol - v) == n && !strncasecmp(v, word, n);
+}
+
 /* Every header line has a name; a plain request's body is framed by one
- * Content-Length or none (the proxy forwards exactly that many bytes, so a
- * second request behind it never reaches the origin); chunked bodies are
- * refused. */
+ * Content-Length, or by "Transfer-Encoding: chunked" alone, or is empty:
+ * the proxy forwards exactly that body, so a second request behind it
+ * never reaches the origin. */
 static int check_headers(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
 {
 	const char *end = h + len - 2, *line = (const char *)memmem(h, len, "\r\n", 2) + 2;
 	bool have_length = false;
+	unsigned encodings = 0;
 	while (line < end) {
 		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
 		size_t n = header_name_len(line, eol);
@@ -505,9 +515,12 @@ static int check_headers(const char *h, size_t len, struct proxy_request *rq, ch
 		const char *v = line + n + 1;
 		while (v < eol && (*v == ' ' || *v == '\t'))
 			v++;
-		if (!rq->connect && n == 17 && !strncasecmp(line, "transfer-encoding", n))
-			return WHY("a request body in chunks (Transfer-Encoding) cannot go through the proxy as "
-			           "plain http; send it with Content-Length, or use https");
+		if (!rq->connect && n == 17 && !strncasecmp(line, "transfer-encoding", n)) {
+			if (encodings++ || !value_is(v, eol, "chunked"))
+				return WHY("the request's Transfer-Encoding is not one 'chunked' (other codings go "
+				           "through the proxy only with https)");
+			rq->chunked = true;
+		}
 		if (!rq->connect && n == 14 && !strncasecmp(line, "content-length", n)) {
 			size_t digits = 0; /* at most 18: more is past any byte limit, and refused */
 			uint64_t body = 0;
@@ -523,6 +536,8 @@ static int check_headers(const char *h, size_t len, struct proxy_request *rq, ch
 		}
 		line = eol + 2;
 	}
+	if (rq->chunked && have_length)
+		return WHY("the request has both Transfer-Encoding and Content-Length");
 	return 0;
 }
 
@@ -813,11 +828,13 @@ static int connection_tokens(const char *from, const char *end, const char *tok[
 }
 
 /* Whether the header `name` is one the Connection header lists; never
- * Content-Length, which frames the body the proxy forwards. */
+ * Content-Length or Transfer-Encoding, which frame the body the proxy
+ * forwards as it came. */
 static bool named_by_connection(const char *tok[], const size_t tok_len[], int n_tok, const char *name,
                                 size_t len)
 {
-	if (len == 14 && !strncasecmp(name, "content-length", len))
+	if ((len == 14 && !strncasecmp(name, "content-length", len)) ||
+	    (len == 17 && !strncasecmp(name, "transfer-encoding", len)))
 		return false;
 	for (int i = 0; i < n_tok; i++)
 		if (tok_len[i] == len && !strncasecmp(tok[i], name, len))
@@ -886,17 +903,97 @@ static char *rewrite_head(struct conn *c, size_t *outlen)
 	return out;
 }
 
+/* The client's bytes that belong to its request: a tunnel's all, a plain
+ * request's body (its Content-Length, or its chunks up to the last one's
+ * end), so that whatever follows is dropped.  Chunks are forwarded as they
+ * came; only their framing is read, strictly (CRLF, hex sizes, extensions
+ * without control bytes, no trailer fields), so that the proxy and the
+ * origin cannot disagree on where the body ends. */
+struct body {
+	bool chunked;
+	uint64_t left; /* bytes of the body, or of the current chunk, still to come */
+	enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_END_CR, CH_END_LF, CH_DONE,
+	       CH_BAD } step;
+	unsigned digits;
+};
+
+static int hex_value(char ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* How many of the n bytes at b are the body's (the rest is past its end);
+ * b->step is CH_BAD once the chunks' framing is broken. */
+static size_t body_take(struct body *b, const char *buf, size_t n)
+{
+	if (!b->chunked) {
+		size_t t = n < b->left ? n : (size_t)b->left;
+		b->left -= t;
+		return t;
+	}
+	size_t i = 0;
+	while (i < n && b->step != CH_DONE && b->step != CH_BAD) {
+		char ch = buf[i];
+		int x = hex_value(ch);
+		switch (b->step) {
+		case CH_SIZE:
+			if (x >= 0 && b->digits < 15)
+				b->left = b->left * 16 + (uint64_t)x, b->digits++;
+			else if (b->digits && (ch == ';' || ch == ' ' || ch == '\t'))
+				b->step = CH_EXT;
+			else
+				b->step = b->digits && ch == '\r' ? CH_SIZE_LF : CH_BAD;
+			break;
+		case CH_EXT:
+			if (ch == '\r')
+				b->step = CH_SIZE_LF;
+			else if ((unsigned char)ch < 0x20 ? ch != '\t' : ch == 0x7f)
+				b->step = CH_BAD;
+			break;
+		case CH_SIZE_LF:
+			b->step = ch != '\n' ? CH_BAD : b->left ? CH_DATA : CH_END_CR;
+			b->digits = 0;
+			break;
+		case CH_DATA: {
+			size_t t = n - i < b->left ? n - i : (size_t)b->left;
+			b->left -= t;
+			i += t;
+			if (!b->left)
+				b->step = CH_DATA_CR;
+			continue;
+		}
+		case CH_DATA_CR:
+			b->step = ch == '\r' ? CH_DATA_LF : CH_BAD;
+			break;
+		case CH_DATA_LF:
+			b->step = ch == '\n' ? CH_SIZE : CH_BAD;
+			break;
+		case CH_END_CR: /* trailer fields are refused: the origin might take them as headers */
+			b->step = ch == '\r' ? CH_END_LF : CH_BAD;
+			break;
+		case CH_END_LF:
+			b->step = ch == '\n' ? CH_DONE : CH_BAD;
+			break;
+		default:
+			break;
+		}
+		if (b->step != CH_BAD)
+			i++;
+	}
+	return i;
+}
+
 struct pipebuf {
 	char b[RELAY_BUF];
 	size_t off, len;
 };
 
 /* Relay until the origin is done, the client is gone, idle, byte cap, or
- * shutdown; at most `up_left` bytes from the client go on (what remains of
- * a plain request's body): the rest is read and dropped, so that the
- * client's hang-up is seen and its unread bytes make no reset that would
- * cut its reply.  Returns the reason for the audit line. */
-static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
+ * shutdown; only the client's bytes that are `body`'s go on: the rest is
+ * read and dropped, so that the client's hang-up is seen and its unread
+ * bytes make no reset that would cut its reply.  Returns the reason for
+ * the audit line. */
+static const char *relay(struct conn *c, uint64_t budget, struct body *body)
 {
 	const struct proxy *px = c->px;
 	struct pipebuf *up = malloc(sizeof(*up)), *down = malloc(sizeof(*down));
@@ -952,9 +1049,11 @@ static const char *relay(struct conn *c, uint64_t budget, uint64_t up_left)
 			ssize_t n = recv(c->cfd, up->b, want, MSG_DONTWAIT);
 			if (n > 0) {
 				budget -= (uint64_t)n;
-				if ((uint64_t)n > up_left)
-					n = (ssize_t)up_left; /* past the body: dropped */
-				up_left -= (uint64_t)n;
+				n = (ssize_t)body_take(body, up->b, (size_t)n); /* past the body: dropped */
+				if (body->step == CH_BAD) {
+					why = "malformed chunked body";
+					break;
+				}
 				up->off = 0;
 				up->len = (size_t)n;
 				c->bytes_up += (uint64_t)n;
@@ -1039,10 +1138,8 @@ static void serve(struct conn *c)
 	/* A tunnel carries what the client sends; a plain request its body
 	 * and nothing after it (a second request would reach the origin with
 	 * a Host and headers the proxy never saw). */
-	uint64_t up_left = c->rq.connect ? UINT64_MAX : c->rq.body_len;
-	if (extra_len > up_left)
-		extra_len = (size_t)up_left;
-	up_left -= extra_len;
+	struct body body = {.chunked = c->rq.chunked, .left = c->rq.connect ? UINT64_MAX : c->rq.body_len};
+	extra_len = body_take(&body, extra, extra_len);
 
 	snprintf(reason, sizeof(reason), "allowlist entry '%s'", px->allow[idx]);
 	audit_decision(c, "allow", 200, reason);
@@ -1071,7 +1168,7 @@ static void serve(struct conn *c)
 		budget -= extra_len;
 		c->bytes_up += extra_len;
 	}
-	audit_end(c, relay(c, budget, up_left));
+	audit_end(c, body.step == CH_BAD ? "malformed chunked body" : relay(c, budget, &body));
 out:
 	free(head);
 }

@@ -87,6 +87,7 @@ struct proxy_request {
 	const char *target_path;            /* plain HTTP: the origin-form path, inside the head */
 	size_t target_path_len;
 	uint64_t body_len;                  /* plain HTTP: its Content-Length (0 without one) */
+	bool chunked;                       /* plain HTTP: Transfer-Encoding: chunked instead */
 	struct proxy_host host;
 };
 

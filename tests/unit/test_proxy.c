@@ -588,6 +588,26 @@ TEST(plain_http_allowed)
 	CHECK_CONTAINS(reply, "Content-Length: 5\r\nConnection: close\r\n\r\nhello");
 	CHECK(strstr(reply, "second") == NULL);
 	CHECK(strstr(reply, "internal-admin") == NULL);
+	/* A chunked body goes as it came, to the last chunk's end and no
+	 * further; Connection cannot unframe it. */
+	snprintf(req, sizeof(req),
+	         "POST http://localhost:%u/drain HTTP/1.1\r\nConnection: Transfer-Encoding\r\n"
+	         "Transfer-Encoding: Chunked\r\n\r\n5;ext=\"x\"\r\nhello\r\n1A\r\n%s\r\n0\r\n\r\n"
+	         "GET /second HTTP/1.1\r\nHost: internal-admin.corp\r\n\r\n",
+	         origin_port, "abcdefghijklmnopqrstuvwxyz");
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
+	CHECK_CONTAINS(reply, "Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n5;ext=\"x\"\r\nhello\r\n1A\r\n"
+	                      "abcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n");
+	CHECK(strstr(reply, "internal-admin") == NULL);
+	/* Chunks whose framing is broken (a bare LF, a size that is not hex,
+	 * trailer fields) end the connection where they break. */
+	const char *broken[] = {"5\nhello\r\n0\r\n\r\n", "zz\r\nhello\r\n0\r\n\r\n",
+	                        "5\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n", "5\r\nhelloXX0\r\n\r\n"};
+	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+		snprintf(req, sizeof(req), "POST http://localhost:%u/drain HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n%s",
+		         origin_port, broken[i]);
+		CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 0);
+	}
 	/* ... also when Connection names Content-Length: it frames the body. */
 	snprintf(req, sizeof(req),
 	         "POST http://localhost:%u/drain HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 5\r\n\r\n"
@@ -729,7 +749,9 @@ TEST(denials)
 		{"GET http://localhost:%u/ HTTP/1.1\r\nNo colon here\r\n\r\n", 400, "header line"},
 		{"CONNECT localhost:%u HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400, "header line"},
 		{"CONNECT localhost:%u HTTP/1.1\r\nNo colon here\r\n\r\n", 400, "header line"},
-		{"POST http://localhost:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "Transfer-Encoding"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400, "Transfer-Encoding"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "Transfer-Encoding"},
+		{"POST http://localhost:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", 400, "both Transfer-Encoding and Content-Length"},
 		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 400, "Content-Length"},
 		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400, "Content-Length"},
 		{"POST http://localhost:%u/ HTTP/1.1\r\nContent-Length: 5x\r\n\r\n", 400, "Content-Length"},
