@@ -150,6 +150,17 @@ static bool send_exit(const struct fixture *fx, int sig)
 	return privsep_send(fx->chan, &ex, sizeof(ex), NULL, 0) == 0;
 }
 
+/* The command ends: the supervisor's exit record (killed by `sig`, or
+ * exited 0), the pipes' writers gone; the loop turns. */
+static bool command_ends(struct fixture *fx, int out[2], int err[2], int sig)
+{
+	bool sent = send_exit(fx, sig);
+	close(out[1]);
+	close(err[1]);
+	turn(fx->l, 50);
+	return sent;
+}
+
 /* The supervisor exits (its end of the channel closes); the loop turns. */
 static void supervisor_exits(struct fixture *fx)
 {
@@ -252,10 +263,7 @@ TEST(kill_keeps_the_output_and_the_exit_record)
 	turn(fx.l, 50);
 	CHECK(told_to_stop(fx.chan));
 	CHECK_EQ_INT(n_finished, 0);
-	CHECK(send_exit(&fx, SIGKILL));
-	close(out[1]);
-	close(err[1]);
-	turn(fx.l, 50);
+	CHECK(command_ends(&fx, out, err, SIGKILL));
 	CHECK_EQ_INT(n_finished, 1);
 	CHECK_STR(last_out, "before-kill");
 	CHECK_EQ_INT(last_signal, SIGKILL);
@@ -280,10 +288,7 @@ TEST(a_paused_run_ends_when_its_supervisor_does)
 	execute_pause(fx.x, true);
 	CHECK(write(out[1], "unread", 6) == 6);
 	turn(fx.l, 50);
-	CHECK(send_exit(&fx, 0));
-	close(out[1]);
-	close(err[1]);
-	turn(fx.l, 50);
+	CHECK(command_ends(&fx, out, err, 0));
 	CHECK_EQ_INT(n_finished, 1);
 	CHECK_STR(last_out, "unread");
 	supervisor_exits(&fx);
