@@ -912,8 +912,9 @@ static char *rewrite_head(struct conn *c, size_t *outlen)
 struct body {
 	bool chunked;
 	uint64_t left; /* bytes of the body, or of the current chunk, still to come */
-	enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_END_CR, CH_END_LF, CH_DONE,
-	       CH_BAD } step;
+	uint64_t max;  /* a chunk larger than this (the connection's byte limit) can never end */
+	enum { CH_SIZE, CH_BWS, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_END_CR, CH_END_LF,
+	       CH_DONE, CH_BAD } step;
 	unsigned digits;
 };
 
@@ -936,13 +937,23 @@ static size_t body_take(struct body *b, const char *buf, size_t n)
 		char ch = buf[i];
 		int x = hex_value(ch);
 		switch (b->step) {
-		case CH_SIZE:
-			if (x >= 0 && b->digits < 15)
+		case CH_SIZE: /* hex digits, then spaces and ';' an extension, or CRLF */
+			if (x >= 0 && b->digits < 15 && b->left <= b->max / 16)
 				b->left = b->left * 16 + (uint64_t)x, b->digits++;
-			else if (b->digits && (ch == ';' || ch == ' ' || ch == '\t'))
+			else if (b->digits && (ch == ' ' || ch == '\t'))
+				b->step = CH_BWS;
+			else if (b->digits && ch == ';')
 				b->step = CH_EXT;
 			else
 				b->step = b->digits && ch == '\r' ? CH_SIZE_LF : CH_BAD;
+			break;
+		case CH_BWS:
+			if (ch == ';')
+				b->step = CH_EXT;
+			else if (ch == '\r')
+				b->step = CH_SIZE_LF;
+			else if (ch != ' ' && ch != '\t')
+				b->step = CH_BAD;
 			break;
 		case CH_EXT:
 			if (ch == '\r')
@@ -951,7 +962,7 @@ static size_t body_take(struct body *b, const char *buf, size_t n)
 				b->step = CH_BAD;
 			break;
 		case CH_SIZE_LF:
-			b->step = ch != '\n' ? CH_BAD : b->left ? CH_DATA : CH_END_CR;
+			b->step = ch != '\n' || b->left > b->max ? CH_BAD : b->left ? CH_DATA : CH_END_CR;
 			b->digits = 0;
 			break;
 		case CH_DATA: {
@@ -1122,6 +1133,19 @@ static void serve(struct conn *c)
 			refuse(c, 502, "error", "the proxy is out of memory");
 		return;
 	}
+	/* A tunnel carries what the client sends; a plain request its body
+	 * and nothing after it (a second request would reach the origin with
+	 * a Host and headers the proxy never saw).  Chunks already here whose
+	 * framing is broken are a 400, before any lookup or connection. */
+	const char *extra = c->head + c->head_len;
+	struct body body = {.chunked = c->rq.chunked,
+	                    .left = c->rq.connect ? UINT64_MAX : c->rq.body_len,
+	                    .max = px->lim.max_bytes};
+	size_t extra_len = body_take(&body, extra, c->got - c->head_len);
+	if (body.step == CH_BAD) {
+		refuse(c, 400, "deny", "the request's chunked body is malformed");
+		goto out;
+	}
 	c->match = proxy_allow_match(px->allow, px->n_allow, &c->rq.host, c->rq.connect, c->rq.port, &idx);
 	if (c->match == PROXY_MATCH_NONE) {
 		refuse(c, 403, "deny", "host '%s' port %u is not on the allowlist of profile '%s'",
@@ -1133,13 +1157,6 @@ static void serve(struct conn *c)
 
 	uint64_t budget = px->lim.max_bytes;
 	long long deadline = now_ms() + px->lim.idle_timeout_ms;
-	const char *extra = c->head + c->head_len;
-	size_t extra_len = c->got - c->head_len;
-	/* A tunnel carries what the client sends; a plain request its body
-	 * and nothing after it (a second request would reach the origin with
-	 * a Host and headers the proxy never saw). */
-	struct body body = {.chunked = c->rq.chunked, .left = c->rq.connect ? UINT64_MAX : c->rq.body_len};
-	extra_len = body_take(&body, extra, extra_len);
 
 	snprintf(reason, sizeof(reason), "allowlist entry '%s'", px->allow[idx]);
 	audit_decision(c, "allow", 200, reason);
@@ -1168,7 +1185,7 @@ static void serve(struct conn *c)
 		budget -= extra_len;
 		c->bytes_up += extra_len;
 	}
-	audit_end(c, body.step == CH_BAD ? "malformed chunked body" : relay(c, budget, &body));
+	audit_end(c, relay(c, budget, &body));
 out:
 	free(head);
 }

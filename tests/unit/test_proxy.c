@@ -600,14 +600,21 @@ TEST(plain_http_allowed)
 	                      "abcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n");
 	CHECK(strstr(reply, "internal-admin") == NULL);
 	/* Chunks whose framing is broken (a bare LF, a size that is not hex,
-	 * trailer fields) end the connection where they break. */
-	const char *broken[] = {"5\nhello\r\n0\r\n\r\n", "zz\r\nhello\r\n0\r\n\r\n",
-	                        "5\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n", "5\r\nhelloXX0\r\n\r\n"};
+	 * anything but spaces and ';' after it, a size past the byte limit,
+	 * trailer fields, no CRLF after the data) are a 400, nothing dialed. */
+	const char *broken[] = {"5\nhello\r\n0\r\n\r\n", "zz\r\nhello\r\n0\r\n\r\n", "5 5\r\nhello\r\n0\r\n\r\n",
+	                        "FFFFFFFFFFFF\r\n", "5\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n", "5\r\nhelloXX0\r\n\r\n"};
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
 		snprintf(req, sizeof(req), "POST http://localhost:%u/drain HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n%s",
 		         origin_port, broken[i]);
-		CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 0);
+		CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 400);
+		CHECK_CONTAINS(reply, "the request's chunked body is malformed");
 	}
+	/* Spaces before an extension, and before the line's end, are allowed. */
+	snprintf(req, sizeof(req),
+	         "POST http://localhost:%u/drain HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5 ;a=b\r\nhello\r\n0 \r\n\r\n",
+	         origin_port);
+	CHECK_EQ_INT(asks(px, req, reply, sizeof(reply)), 200);
 	/* ... also when Connection names Content-Length: it frames the body. */
 	snprintf(req, sizeof(req),
 	         "POST http://localhost:%u/drain HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 5\r\n\r\n"
