@@ -2,8 +2,9 @@
  * proxy.c - the egress proxy of one run (see proxy.h).
  *
  * Trust: every byte read from a client fd comes from the sandboxed command
- * and is hostile; the decision functions live in proxy_host.c and are pure.
- * This file is the I/O around them: read a bounded request head, decide,
+ * and is hostile; the decision functions live in proxy_host.c, the
+ * request's parsing and framing in proxy_request.c, both pure.  This file
+ * is the I/O around them: read a bounded request head, decide,
  * dial the checked sockaddrs, relay with a byte cap and an idle timeout.
  *
  * Shape: one thread per client connection (bounded per run), each owning
@@ -28,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,23 +158,6 @@ static int send_all(const struct proxy *px, int fd, const void *buf, size_t len,
 	return 0;
 }
 
-/* A printable, bounded copy of hostile bytes for a reply body and the log. */
-static void printable(char *out, size_t outlen, const char *in, size_t len)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len && o + 5 < outlen; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
-	}
-	if (o >= outlen)
-		o = outlen - 1;
-	out[o] = '\0';
-}
 
 /* A line the budget kept out, counted (under px->mu); an allowed
  * connection's (its decision, status 200, or its end, 0) under its host. */
@@ -442,166 +425,6 @@ static int read_head(struct conn *c)
 	}
 }
 
-static bool is_tchar(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-/*
- * The head must be lines ending in CRLF, with no NUL, no bare CR or LF and
- * no other control byte but HT: a proxy and its upstream must never
- * disagree about where a line or the head ends (request smuggling).
- */
-static const char *head_clean(const char *h, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)h[i];
-
-		if (ch == '\r') {
-			if (i + 1 >= len || h[i + 1] != '\n')
-				return "the request holds a bare CR";
-			i++;
-		} else if (ch == '\n') {
-			return "the request holds a bare LF";
-		} else if (ch == 0) {
-			return "the request holds a NUL byte";
-		} else if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
-			return "the request holds a control byte";
-		}
-	}
-	return NULL;
-}
-
-/* The head's text, for a refusal: `fmt` and its arguments into why. */
-#define WHY(...) (snprintf(why, whylen, __VA_ARGS__), -1)
-
-/* The length of the field name of the header line [line, eol), or 0 when
- * it has none (obs-fold, no colon, a byte that is not a token's): such a
- * line is refused, never guessed at, as an origin might read it otherwise. */
-static size_t header_name_len(const char *line, const char *eol)
-{
-	const char *colon = memchr(line, ':', (size_t)(eol - line));
-	size_t n = colon ? (size_t)(colon - line) : 0;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar(line[i]))
-			return 0;
-	return n;
-}
-
-/* Whether [v, eol), spaces around it aside, is `word` (any case). */
-static bool value_is(const char *v, const char *eol, const char *word)
-{
-	while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
-		eol--;
-	size_t n = strlen(word);
-	return (size_t)(eol - v) == n && !strncasecmp(v, word, n);
-}
-
-/* Every header line has a name; a plain request's body is framed by one
- * Content-Length, or by "Transfer-Encoding: chunked" alone, or is empty:
- * the proxy forwards exactly that body, so a second request behind it
- * never reaches the origin. */
-static int check_headers(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
-{
-	const char *end = h + len - 2, *line = (const char *)memmem(h, len, "\r\n", 2) + 2;
-	bool have_length = false;
-	unsigned encodings = 0;
-	while (line < end) {
-		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
-		size_t n = header_name_len(line, eol);
-		if (n == 0)
-			return WHY("a header line of the request is malformed");
-		const char *v = line + n + 1;
-		while (v < eol && (*v == ' ' || *v == '\t'))
-			v++;
-		if (!rq->connect && n == 17 && !strncasecmp(line, "transfer-encoding", n)) {
-			if (encodings++ || !value_is(v, eol, "chunked"))
-				return WHY("the request's Transfer-Encoding is not one 'chunked' (other codings go "
-				           "through the proxy only with https)");
-			rq->chunked = true;
-		}
-		if (!rq->connect && n == 14 && !strncasecmp(line, "content-length", n)) {
-			size_t digits = 0; /* at most 18: more is past any byte limit, and refused */
-			uint64_t body = 0;
-			while (v + digits < eol && digits < 19 && v[digits] >= '0' && v[digits] <= '9')
-				body = body * 10 + (uint64_t)(v[digits++] - '0');
-			const char *rest = v + digits;
-			while (rest < eol && (*rest == ' ' || *rest == '\t'))
-				rest++;
-			if (have_length || digits == 0 || digits > 18 || rest != eol)
-				return WHY("the request's Content-Length is missing, repeated or not a number");
-			rq->body_len = body;
-			have_length = true;
-		}
-		line = eol + 2;
-	}
-	if (rq->chunked && have_length)
-		return WHY("the request has both Transfer-Encoding and Content-Length");
-	return 0;
-}
-
-int proxy_parse_head(const char *h, size_t len, struct proxy_request *rq, char *why, size_t whylen)
-{
-	const char *bad, *eol = memmem(h, len, "\r\n", 2);
-	const char *sp1, *sp2, *target;
-	size_t mlen, tlen;
-	char shown[200];
-
-	memset(rq, 0, sizeof(*rq));
-	if (!eol || len < 4 || memcmp(h + len - 4, "\r\n\r\n", 4) != 0)
-		return WHY("the request head does not end in an empty line");
-	if ((bad = head_clean(h, len)))
-		return WHY("%s", bad);
-	sp1 = memchr(h, ' ', (size_t)(eol - h));
-	if (!sp1 || (mlen = (size_t)(sp1 - h)) == 0 || mlen >= sizeof(rq->method))
-		goto bad_line;
-	for (size_t i = 0; i < mlen; i++)
-		if (h[i] < 'A' || h[i] > 'Z')
-			goto bad_line;
-	memcpy(rq->method, h, mlen);
-	rq->method[mlen] = '\0';
-	target = sp1 + 1;
-	sp2 = memchr(target, ' ', (size_t)(eol - target));
-	if (!sp2 || (tlen = (size_t)(sp2 - target)) == 0)
-		goto bad_line;
-	for (size_t i = 0; i < tlen; i++)
-		if ((unsigned char)target[i] <= 0x20 || (unsigned char)target[i] >= 0x7f)
-			goto bad_line;
-	if ((size_t)(eol - sp2 - 1) != 8 || (memcmp(sp2 + 1, "HTTP/1.1", 8) && memcmp(sp2 + 1, "HTTP/1.0", 8)))
-		goto bad_line;
-
-	printable(shown, sizeof(shown), target, tlen);
-	if (!strcmp(rq->method, "CONNECT")) {
-		rq->connect = true;
-		snprintf(rq->host_text, sizeof(rq->host_text), "%s", shown);
-		if (proxy_authority_parse(target, tlen, 0, &rq->host, &rq->port, &bad) < 0)
-			return WHY("CONNECT target '%s' %s", shown, bad);
-	} else {
-		const char *auth, *end = target + tlen;
-
-		if (tlen >= 8 && !strncasecmp(target, "https://", 8))
-			return WHY("'%s' is an https:// URL; clients send those with CONNECT", shown);
-		if (tlen < 7 || strncasecmp(target, "http://", 7))
-			return WHY("the request target '%s' is not an absolute http:// URL (this is a proxy: "
-			           "send 'GET http://host/path' or 'CONNECT host:port')",
-			           shown);
-		auth = target + 7;
-		const char *p = auth;
-		while (p < end && *p != '/' && *p != '?' && *p != '#')
-			p++;
-		printable(rq->host_text, sizeof(rq->host_text), auth, (size_t)(p - auth));
-		if (proxy_authority_parse(auth, (size_t)(p - auth), 80, &rq->host, &rq->port, &bad) < 0)
-			return WHY("the host of '%s' %s", shown, bad);
-		rq->target_path = p;
-		rq->target_path_len = (size_t)(end - p);
-	}
-	snprintf(rq->host_text, sizeof(rq->host_text), "%s", rq->host.text);
-	return check_headers(h, len, rq, why, whylen);
-bad_line:
-	printable(shown, sizeof(shown), h, (size_t)(eol - h) < 120 ? (size_t)(eol - h) : 120);
-	return WHY("malformed request line '%s'", shown);
-}
 
 /* Parse the request line and decide CONNECT / absolute-form.  0 = ok. */
 static int parse_request(struct conn *c)
@@ -795,204 +618,6 @@ static int dial(struct conn *c)
 
 /* ---- forwarding ---- */
 
-#define CONNECTION_TOKENS_MAX 16
-
-/* The names the request's Connection headers list (hop-by-hop, RFC 9110
- * §7.6.1), read once: [from, end) are the header lines.  -1 past
- * CONNECTION_TOKENS_MAX (refused: no client lists more). */
-static int connection_tokens(const char *from, const char *end, const char *tok[], size_t tok_len[])
-{
-	int n_tok = 0;
-	for (const char *line = from; line < end;) {
-		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
-		size_t n = header_name_len(line, eol);
-		if (n == 10 && !strncasecmp(line, "connection", n)) {
-			for (const char *t = line + n + 1; t < eol;) {
-				while (t < eol && (*t == ' ' || *t == '\t' || *t == ','))
-					t++;
-				const char *te = t;
-				while (te < eol && *te != ',' && *te != ' ' && *te != '\t')
-					te++;
-				if (te > t) {
-					if (n_tok == CONNECTION_TOKENS_MAX)
-						return -1;
-					tok[n_tok] = t;
-					tok_len[n_tok++] = (size_t)(te - t);
-				}
-				t = te;
-			}
-		}
-		line = eol + 2;
-	}
-	return n_tok;
-}
-
-/* Whether the header `name` is one the Connection header lists; never
- * Content-Length or Transfer-Encoding, which frame the body the proxy
- * forwards as it came. */
-static bool named_by_connection(const char *tok[], const size_t tok_len[], int n_tok, const char *name,
-                                size_t len)
-{
-	if ((len == 14 && !strncasecmp(name, "content-length", len)) ||
-	    (len == 17 && !strncasecmp(name, "transfer-encoding", len)))
-		return false;
-	for (int i = 0; i < n_tok; i++)
-		if (tok_len[i] == len && !strncasecmp(tok[i], name, len))
-			return true;
-	return false;
-}
-
-static bool header_dropped(const char *name, size_t len)
-{
-	/* Hop-by-hop headers (RFC 9110 §7.6.1) and every Proxy-* one: the
-	 * proxy's, never the origin's. The Host header is rebuilt from the
-	 * checked URL so the origin sees the host the allowlist approved, not
-	 * one the command chose. */
-	static const char *const drop[] = {"host", "connection", "keep-alive", "te", "trailer", "upgrade", NULL};
-
-	if (len >= 6 && !strncasecmp(name, "proxy-", 6))
-		return true;
-	for (size_t i = 0; drop[i]; i++)
-		if (strlen(drop[i]) == len && !strncasecmp(name, drop[i], len))
-			return true;
-	return false;
-}
-
-/* "GET /path HTTP/1.1", Host, the end-to-end headers, "Connection: close". */
-static char *rewrite_head(struct conn *c, size_t *outlen)
-{
-	size_t cap = c->head_len + PROXY_HOST_MAX + 128;
-	char *out = malloc(cap), *o = out;
-	const char *h = c->head, *end = c->head + c->head_len - 2; /* before the final CRLF */
-	const char *line = (const char *)memmem(h, c->head_len, "\r\n", 2) + 2;
-	int n;
-
-	if (!out)
-		return NULL;
-	bool v6 = c->rq.host.kind == PROXY_HOST_IPV6;
-	const char *path = c->rq.target_path_len ? c->rq.target_path : "/";
-	size_t plen = c->rq.target_path_len ? c->rq.target_path_len : 1;
-	n = snprintf(o, cap, "%s %s%.*s HTTP/1.1\r\nHost: %s%s%s", c->rq.method, path[0] == '/' ? "" : "/",
-	             (int)plen, path, v6 ? "[" : "", c->rq.host.text, v6 ? "]" : "");
-	o += n;
-	if (c->rq.port != 80)
-		o += snprintf(o, cap - (size_t)(o - out), ":%u", c->rq.port);
-	memcpy(o, "\r\n", 2);
-	o += 2;
-	const char *tok[CONNECTION_TOKENS_MAX];
-	size_t tok_len[CONNECTION_TOKENS_MAX];
-	int n_tok = connection_tokens(line, end, tok, tok_len);
-	if (n_tok < 0) {
-		free(out);
-		errno = EINVAL;
-		return NULL;
-	}
-	while (line < end) {
-		const char *eol = memmem(line, (size_t)(end - line) + 2, "\r\n", 2);
-		size_t nlen = header_name_len(line, eol); /* never 0: proxy_parse_head checked */
-
-		if (!header_dropped(line, nlen) && !named_by_connection(tok, tok_len, n_tok, line, nlen)) {
-			memcpy(o, line, (size_t)(eol - line) + 2);
-			o += (eol - line) + 2;
-		}
-		line = eol + 2;
-	}
-	memcpy(o, "Connection: close\r\n\r\n", 21);
-	o += 21;
-	*outlen = (size_t)(o - out);
-	return out;
-}
-
-/* The client's bytes that belong to its request: a tunnel's all, a plain
- * request's body (its Content-Length, or its chunks up to the last one's
- * end), so that whatever follows is dropped.  Chunks are forwarded as they
- * came; only their framing is read, strictly (CRLF, hex sizes, extensions
- * without control bytes, no trailer fields), so that the proxy and the
- * origin cannot disagree on where the body ends. */
-struct body {
-	bool chunked;
-	uint64_t left; /* bytes of the body, or of the current chunk, still to come */
-	uint64_t max;  /* a chunk larger than this (the connection's byte limit) can never end */
-	enum { CH_SIZE, CH_BWS, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_END_CR, CH_END_LF,
-	       CH_DONE, CH_BAD } step;
-	unsigned digits;
-};
-
-static int hex_value(char ch)
-{
-	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-}
-
-/* How many of the n bytes at b are the body's (the rest is past its end);
- * b->step is CH_BAD once the chunks' framing is broken. */
-static size_t body_take(struct body *b, const char *buf, size_t n)
-{
-	if (!b->chunked) {
-		size_t t = n < b->left ? n : (size_t)b->left;
-		b->left -= t;
-		return t;
-	}
-	size_t i = 0;
-	while (i < n && b->step != CH_DONE && b->step != CH_BAD) {
-		char ch = buf[i];
-		int x = hex_value(ch);
-		switch (b->step) {
-		case CH_SIZE: /* hex digits, then spaces and ';' an extension, or CRLF */
-			if (x >= 0 && b->digits < 15 && b->left <= b->max / 16)
-				b->left = b->left * 16 + (uint64_t)x, b->digits++;
-			else if (b->digits && (ch == ' ' || ch == '\t'))
-				b->step = CH_BWS;
-			else if (b->digits && ch == ';')
-				b->step = CH_EXT;
-			else
-				b->step = b->digits && ch == '\r' ? CH_SIZE_LF : CH_BAD;
-			break;
-		case CH_BWS:
-			if (ch == ';')
-				b->step = CH_EXT;
-			else if (ch == '\r')
-				b->step = CH_SIZE_LF;
-			else if (ch != ' ' && ch != '\t')
-				b->step = CH_BAD;
-			break;
-		case CH_EXT:
-			if (ch == '\r')
-				b->step = CH_SIZE_LF;
-			else if ((unsigned char)ch < 0x20 ? ch != '\t' : ch == 0x7f)
-				b->step = CH_BAD;
-			break;
-		case CH_SIZE_LF:
-			b->step = ch != '\n' || b->left > b->max ? CH_BAD : b->left ? CH_DATA : CH_END_CR;
-			b->digits = 0;
-			break;
-		case CH_DATA: {
-			size_t t = n - i < b->left ? n - i : (size_t)b->left;
-			b->left -= t;
-			i += t;
-			if (!b->left)
-				b->step = CH_DATA_CR;
-			continue;
-		}
-		case CH_DATA_CR:
-			b->step = ch == '\r' ? CH_DATA_LF : CH_BAD;
-			break;
-		case CH_DATA_LF:
-			b->step = ch == '\n' ? CH_SIZE : CH_BAD;
-			break;
-		case CH_END_CR: /* trailer fields are refused: the origin might take them as headers */
-			b->step = ch == '\r' ? CH_END_LF : CH_BAD;
-			break;
-		case CH_END_LF:
-			b->step = ch == '\n' ? CH_DONE : CH_BAD;
-			break;
-		default:
-			break;
-		}
-		if (b->step != CH_BAD)
-			i++;
-	}
-	return i;
-}
 
 struct pipebuf {
 	char b[RELAY_BUF];
@@ -1004,7 +629,7 @@ struct pipebuf {
  * read and dropped, so that the client's hang-up is seen and its unread
  * bytes make no reset that would cut its reply.  Returns the reason for
  * the audit line. */
-static const char *relay(struct conn *c, uint64_t budget, struct body *body)
+static const char *relay(struct conn *c, uint64_t budget, struct proxy_body *body)
 {
 	const struct proxy *px = c->px;
 	struct pipebuf *up = malloc(sizeof(*up)), *down = malloc(sizeof(*down));
@@ -1060,8 +685,8 @@ static const char *relay(struct conn *c, uint64_t budget, struct body *body)
 			ssize_t n = recv(c->cfd, up->b, want, MSG_DONTWAIT);
 			if (n > 0) {
 				budget -= (uint64_t)n;
-				n = (ssize_t)body_take(body, up->b, (size_t)n); /* past the body: dropped */
-				if (body->step == CH_BAD) {
+				n = (ssize_t)proxy_body_take(body, up->b, (size_t)n); /* past the body: dropped */
+				if (body->step == PROXY_BODY_BAD) {
 					why = "malformed chunked body";
 					break;
 				}
@@ -1125,10 +750,10 @@ static void serve(struct conn *c)
 
 	if (read_head(c) != 0 || parse_request(c) != 0)
 		return;
-	if (!c->rq.connect && !(head = rewrite_head(c, &hl))) {
+	if (!c->rq.connect && !(head = proxy_rewrite_head(c->head, c->head_len, &c->rq, &hl))) {
 		if (errno == EINVAL)
 			refuse(c, 400, "deny", "the request's Connection headers list more than %d names",
-			       CONNECTION_TOKENS_MAX);
+			       PROXY_CONNECTION_NAMES_MAX);
 		else
 			refuse(c, 502, "error", "the proxy is out of memory");
 		return;
@@ -1138,11 +763,11 @@ static void serve(struct conn *c)
 	 * a Host and headers the proxy never saw).  Chunks already here whose
 	 * framing is broken are a 400, before any lookup or connection. */
 	const char *extra = c->head + c->head_len;
-	struct body body = {.chunked = c->rq.chunked,
+	struct proxy_body body = {.chunked = c->rq.chunked,
 	                    .left = c->rq.connect ? UINT64_MAX : c->rq.body_len,
 	                    .max = px->lim.max_bytes};
-	size_t extra_len = body_take(&body, extra, c->got - c->head_len);
-	if (body.step == CH_BAD) {
+	size_t extra_len = proxy_body_take(&body, extra, c->got - c->head_len);
+	if (body.step == PROXY_BODY_BAD) {
 		refuse(c, 400, "deny", "the request's chunked body is malformed");
 		goto out;
 	}

@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "proxy_host.h"
+#include "proxy_request.h"
 
 struct profile;
 struct proxy;
@@ -78,25 +79,6 @@ struct proxy_limits {
  * `lim` may be NULL (all defaults).  `audit_fd` < 0 disables audit lines.
  * Returns NULL with `err` set (one sentence).
  */
-/* A request head's first line, parsed and checked (proxy_parse_head). */
-struct proxy_request {
-	char method[17];
-	char host_text[PROXY_HOST_MAX + 1]; /* canonical, or a printable copy of the raw host */
-	unsigned port;
-	bool connect;                       /* CONNECT host:port; else an absolute http:// URL */
-	const char *target_path;            /* plain HTTP: the origin-form path, inside the head */
-	size_t target_path_len;
-	uint64_t body_len;                  /* plain HTTP: its Content-Length (0 without one) */
-	bool chunked;                       /* plain HTTP: Transfer-Encoding: chunked instead */
-	struct proxy_host host;
-};
-
-/* Parse a request head (`len` bytes, ending in CRLFCRLF): every line ends
- * in CRLF with no other control byte, the request line is METHOD SP target
- * SP HTTP/1.x, the target is CONNECT's host:port or an http:// URL whose
- * host proxy_authority_parse accepts.  0, or -1 with one sentence in `why`
- * (the proxy answers 400 with it).  Pure: tests/fuzz/fuzz_proxy.c feeds it. */
-int proxy_parse_head(const char *head, size_t len, struct proxy_request *rq, char *why, size_t whylen);
 
 struct proxy *proxy_new(const struct profile *p, const struct proxy_limits *lim, int audit_fd,
                         const char *run_id, char *err, size_t errlen);
