@@ -334,25 +334,37 @@ static void on_flush(struct loop_timer *t)
 		scrub_stream_flush(x->err.scrub);
 }
 
-/* Read what is there; at EOF flush the filter's held-back bytes. */
+/* One read of the command's output into its filter: 1 bytes came, 0 the
+ * pipe ended (the filter's held-back bytes flushed, the pipe closed), -1
+ * nothing there now. */
+static int stream_read(struct execute *x, struct stream *s)
+{
+	ssize_t n;
+	do
+		n = read(s->fd, read_buf, sizeof(read_buf));
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		scrub_stream_feed(s->scrub, read_buf, (size_t)n);
+		return 1;
+	}
+	if (n < 0 && errno == EAGAIN)
+		return -1;
+	scrub_stream_finish(s->scrub);
+	stream_close(x, s);
+	return 0;
+}
+
 static void on_stream(struct loop_watch *w, uint32_t revents)
 {
 	struct stream *s = w->arg;
 	struct execute *x = s->x;
 	(void)revents;
-	ssize_t n = read(s->fd, read_buf, sizeof(read_buf));
-	if (n > 0) {
-		scrub_stream_feed(s->scrub, read_buf, (size_t)n);
-		/* A streamed run's held-back bytes leave within LIVE_FLUSH_MS. */
-		if (x->h.output && !x->t_flush.armed)
-			loop_timer_set(x->env.loop, &x->t_flush, LIVE_FLUSH_MS, on_flush, x);
-		return;
-	}
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	scrub_stream_finish(s->scrub);
-	stream_close(x, s);
-	maybe_complete(x);
+	int got = stream_read(x, s);
+	/* A streamed run's held-back bytes leave within LIVE_FLUSH_MS. */
+	if (got > 0 && x->h.output && !x->t_flush.armed)
+		loop_timer_set(x->env.loop, &x->t_flush, LIVE_FLUSH_MS, on_flush, x);
+	else if (got == 0)
+		maybe_complete(x);
 }
 
 static void on_stdin(struct loop_watch *w, uint32_t revents)
@@ -406,22 +418,9 @@ static void on_proxy_door(struct loop_watch *w, uint32_t revents)
 static void drain_paused(struct execute *x)
 {
 	struct stream *both[2] = {&x->out, &x->err};
-	for (int i = 0; i < 2 && x->paused; i++) {
-		struct stream *s = both[i];
-		while (s->fd >= 0) {
-			ssize_t n = read(s->fd, read_buf, sizeof(read_buf));
-			if (n > 0) {
-				scrub_stream_feed(s->scrub, read_buf, (size_t)n);
-			} else if (n < 0 && errno == EINTR) {
-				continue;
-			} else if (n < 0 && errno == EAGAIN) {
-				break; /* a writer left over: the drain bound ends it */
-			} else {
-				scrub_stream_finish(s->scrub);
-				stream_close(x, s);
-			}
-		}
-	}
+	for (int i = 0; i < 2 && x->paused; i++)
+		while (both[i]->fd >= 0 && stream_read(x, both[i]) > 0)
+			; /* -1: a writer left over, which the drain bound ends */
 }
 
 /* After the exit record the pipes' EOF is due at once; a bound keeps a
