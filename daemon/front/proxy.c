@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <resolv.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -477,6 +478,21 @@ static int resolve(struct conn *c)
 		c->n_addrs = 1;
 		return 0;
 	}
+	/* A name with a dot is looked up as written, never with the resolver's
+	 * `search` domains appended (glibc appends them when the name does not
+	 * exist, or first when it has fewer dots than `ndots`): an exact entry
+	 * may reach private addresses, and "pkg.example" must not become
+	 * "pkg.example.corp.lan".  A name without a dot still takes them
+	 * (RES_DEFNAMES): an entry "intranet" means the local one.  (A trailing
+	 * dot would stop the search too, but /etc/hosts then no longer
+	 * matches.)  _res is this thread's own (res_init(3)); glibc keeps
+	 * options changed after res_init and does not reload over them. */
+	if (res_init() != 0) {
+		refuse(c, 502, "error", "could not read the resolver's configuration for host '%s'",
+		       c->rq.host.text);
+		return -1;
+	}
+	_res.options &= ~(unsigned long)RES_DNSRCH;
 	/* No AI_ADDRCONFIG: it asks the kernel over netlink, which the
 	 * front's seccomp filter refuses (and it would hide nothing we need). */
 	r = getaddrinfo(c->rq.host.text, NULL, &hints, &res);

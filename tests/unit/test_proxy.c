@@ -1288,6 +1288,33 @@ TEST(under_front_seccomp)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* In a child: network and mount namespaces of its own, loopback up, and
+ * /etc/resolv.conf replaced by CONF; returns a UDP socket bound to
+ * 127.0.0.1:53, where the resolver's queries now go, or exits. */
+static int private_resolver(const char *conf_text)
+{
+	char conf[] = "/tmp/sharness-resolv-XXXXXX";
+	int fd = mkstemp(conf);
+	if (fd < 0 || unshare(CLONE_NEWNS | CLONE_NEWNET) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(2);
+	(void)!dprintf(fd, "%s", conf_text);
+	close(fd);
+	int bound = mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL);
+	unlink(conf);
+	if (bound < 0)
+		_exit(3);
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {.ifr_name = "lo"};
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) < 0)
+		_exit(4);
+	struct sockaddr_in dns = {
+	    .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (bind(s, (struct sockaddr *)&dns, sizeof(dns)) < 0)
+		_exit(5);
+	return s;
+}
+
 /* A run's end must not wait for its proxy's threads: one in getaddrinfo(3)
  * cannot be woken, and proxy_free runs on the front's one loop thread, which
  * every connection and run shares.  In a child with network and mount
@@ -1298,27 +1325,8 @@ TEST(free_never_waits_for_a_lookup)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		char conf[] = "/tmp/sharness-resolv-XXXXXX",
-		     req[] = "GET http://blackhole.example/ HTTP/1.1\r\n\r\n";
-		int fd = mkstemp(conf);
-		if (fd < 0 || unshare(CLONE_NEWNS | CLONE_NEWNET) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			_exit(2);
-		(void)!dprintf(fd, "nameserver 127.0.0.1\noptions timeout:5 attempts:1\n");
-		close(fd);
-		int bound = mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL);
-		unlink(conf);
-		if (bound < 0)
-			_exit(3);
-		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		struct ifreq ifr = {.ifr_name = "lo"};
-		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-		    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr)) < 0)
-			_exit(4);
-		struct sockaddr_in dns = {
-		    .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-		if (bind(s, (struct sockaddr *)&dns, sizeof(dns)) < 0)
-			_exit(5);
+		char req[] = "GET http://blackhole.example/ HTTP/1.1\r\n\r\n";
+		int s = private_resolver("nameserver 127.0.0.1\noptions timeout:5 attempts:1\n");
 		struct proxy *px = make_proxy("blackhole.example", NULL, NULL);
 		int c = px ? px_client(px) : -1;
 		if (c < 0 || send(c, req, strlen(req), MSG_NOSIGNAL) < 0)
@@ -1330,6 +1338,108 @@ TEST(free_never_waits_for_a_lookup)
 		long long t0 = ms_now();
 		proxy_free(px);
 		_exit(ms_now() - t0 < 1000 ? 0 : 1);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK_EQ_INT(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+}
+
+/* A DNS server for resolver_search_domains: each of NAMES has the
+ * address 127.0.0.1 and no IPv6 one; every other name does not exist. */
+struct dns_zone {
+	int fd;
+	const char *const *names;
+};
+
+static void *dns_serve(void *arg)
+{
+	const struct dns_zone *z = arg;
+	unsigned char q[512], a[600];
+	for (;;) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(z->fd, q, sizeof(q), 0, (struct sockaddr *)&from, &fl);
+		char name[300];
+		size_t at = 12, nl = 0;
+		if (n < 12 + 5 || q[4] != 0 || q[5] != 1) /* one question */
+			continue;
+		while (at < (size_t)n && q[at] != 0 && q[at] < 64 && at + 1 + q[at] < (size_t)n &&
+		       nl + q[at] + 1 < sizeof(name)) {
+			for (size_t i = 0; i < q[at]; i++)
+				name[nl++] = (char)(q[at + 1 + i] | 0x20);
+			name[nl++] = '.';
+			at += 1u + q[at];
+		}
+		if (at + 5 > (size_t)n || q[at] != 0)
+			continue;
+		name[nl ? nl - 1 : 0] = '\0';
+		size_t qend = at + 5; /* the root label, type and class */
+		bool known = false, want_a = q[at + 1] == 0 && q[at + 2] == 1;
+		for (const char *const *k = z->names; *k; k++)
+			known |= strcmp(name, *k) == 0;
+		memcpy(a, q, qend);
+		a[2] = (unsigned char)(0x80 | (q[2] & 0x01)); /* a reply; RD as asked */
+		a[3] = known ? 0x80 : 0x83;                   /* RA; NOERROR or NXDOMAIN */
+		a[6] = a[7] = a[8] = a[9] = a[10] = a[11] = 0;
+		size_t len = qend;
+		if (known && want_a) {
+			static const unsigned char rr[] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 127, 0, 0, 1};
+			memcpy(a + len, rr, sizeof(rr));
+			len += sizeof(rr);
+			a[7] = 1;
+		}
+		(void)!sendto(z->fd, a, len, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+/* The resolver's `search` domains never extend a name with a dot: an exact
+ * entry may reach private addresses, so "gone.example" on the allowlist
+ * must not reach "gone.example.corp.test" when the name itself does not
+ * exist (ndots:2 here, as in containers, would even try the search domain
+ * first).  A name without a dot still takes them: an entry "intranet" means
+ * the local one.  In a child with a resolver of its own at 127.0.0.1. */
+TEST(search_domains_never_extend_a_dotted_name)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		static const char *const names[] = {"there.example", "gone.example.corp.test", "intranet.corp.test",
+		                                    NULL};
+		struct dns_zone z = {
+		    .fd = private_resolver("nameserver 127.0.0.1\nsearch corp.test\noptions ndots:2 timeout:2 "
+		                           "attempts:1\n"),
+		    .names = names};
+		unsigned port = 0;
+		int lfd = listen_loopback(&port);
+		pthread_t t;
+		if (lfd < 0 || pthread_create(&t, NULL, origin_main, (void *)(intptr_t)lfd) != 0 ||
+		    pthread_create(&t, NULL, dns_serve, &z) != 0)
+			_exit(6);
+		char e1[64], e2[64], e3[64], req[256], reply[4096];
+		snprintf(e1, sizeof(e1), "there.example:%u", port);
+		snprintf(e2, sizeof(e2), "gone.example:%u", port);
+		snprintf(e3, sizeof(e3), "intranet:%u", port);
+		char *allow[] = {e1, e2, e3};
+		struct profile p = test_profile(allow, 3);
+		char err[256] = "";
+		struct proxy *px = proxy_new(&p, NULL, audit_fd, "testrun", err, sizeof(err));
+		if (!px)
+			_exit(7);
+		snprintf(req, sizeof(req), "GET http://there.example:%u/ HTTP/1.1\r\n\r\n", port);
+		if (asks(px, req, reply, sizeof(reply)) != 200) /* the resolver answers */
+			_exit(8);
+		snprintf(req, sizeof(req), "GET http://intranet:%u/ HTTP/1.1\r\n\r\n", port);
+		if (asks(px, req, reply, sizeof(reply)) != 200)
+			_exit(9);
+		snprintf(req, sizeof(req), "GET http://gone.example:%u/ HTTP/1.1\r\n\r\n", port);
+		if (asks(px, req, reply, sizeof(reply)) != 502 ||
+		    !strstr(reply, "could not resolve host 'gone.example'"))
+			_exit(10);
+		snprintf(req, sizeof(req), "CONNECT gone.example:%u HTTP/1.1\r\n\r\n", port);
+		if (asks(px, req, reply, sizeof(reply)) != 502)
+			_exit(11);
+		proxy_free(px);
+		_exit(0);
 	}
 	int st = 0;
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
@@ -1371,6 +1481,7 @@ int main(void)
 	RUN(curl_http_and_tls);
 	RUN(under_front_seccomp);
 	RUN(free_never_waits_for_a_lookup);
+	RUN(search_domains_never_extend_a_dotted_name);
 
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
