@@ -36,11 +36,9 @@
 #include "runcg.h"
 #include "runcg_layout.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,9 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -37,7 +37,6 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>

@@ -10,24 +10,10 @@
 #include "uidpool.h"
 
 #include <errno.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-
 
 struct uidpool {
 	pthread_mutex_t lock;
