@@ -86,13 +86,20 @@ static bool refused;       /* the last request was refused by a check here ... *
 static const char *refused_why; /* ... for this reason */
 static int refused_kind;        /* enum actor_denied */
 
-static int refuse(int err)
+static int refuse_why(int err, const char *why)
 {
 	refused = true;
 	refused_kind = ACTOR_DENIED_GIT;
-	refused_why = "it would create or change a .git";
+	refused_why = why;
 	return -err;
 }
+
+static int refuse(int err)
+{
+	return refuse_why(err, "it would create or change a .git");
+}
+
+#define GIT_DIR_WHY "it would create or change a git directory (HEAD, objects, refs), which git reads by any name"
 
 /* No setuid or setgid file, no chmod o+w (seccomp.c says why): the modes
  * are checked here since these calls all come here. */
@@ -103,6 +110,17 @@ static int refuse_mode(mode_t mode, bool chmod_call)
 	refused = true;
 	refused_kind = ACTOR_DENIED_MODE;
 	refused_why = chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode";
+	return -EPERM;
+}
+
+/* No device node: CAP_MKNOD, which no run has, guards all but the
+ * whiteout (a character device 0:0, free to make since Linux 5.8), which
+ * overlayfs reads as a deleted file. */
+static int refuse_device(void)
+{
+	refused = true;
+	refused_kind = ACTOR_DENIED_MODE;
+	refused_why = "a device node";
 	return -EPERM;
 }
 
@@ -137,14 +155,24 @@ static bool under(const char *path, const char *tree)
  * workspace or a write path of the profile, whatever lies above it - and
  * is one of its components below that tree a .git?  The private /tmp and
  * /dev/shm are not guarded (gone with the run). */
-bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
+/* The length of the shortest guarded tree `path` lies in (without its
+ * trailing slashes), or SIZE_MAX. */
+static size_t guarded_len(const char *path, const char *const *trees, size_t n_trees)
 {
 	size_t skip = SIZE_MAX;
 	for (size_t i = 0; i < n_trees; i++)
 		if (trees[i] && under(path, trees[i])) {
 			size_t n = strlen(trees[i]);
+			while (n > 1 && trees[i][n - 1] == '/')
+				n--;
 			skip = skip == SIZE_MAX || n < skip ? n : skip;
 		}
+	return skip;
+}
+
+bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
+{
+	size_t skip = guarded_len(path, trees, n_trees);
 	if (skip == SIZE_MAX)
 		return false;
 	for (const char *p = path + skip; *p;) {
@@ -158,16 +186,65 @@ bool actor_path_in_git(const char *path, const char *const *trees, size_t n_tree
 	return false;
 }
 
-static bool fd_in_git(int fd)
+/* Is there an entry `name` in the directory whose path is `dir` (len
+ * bytes, with room for "/commondir" after it)?  `adding` counts as one. */
+static bool has_entry(char *dir, size_t len, const char *name, const char *adding)
+{
+	struct stat st;
+	if (adding && strcmp(adding, name) == 0)
+		return true;
+	snprintf(dir + len, sizeof("/commondir"), "/%s", name);
+	bool yes = fstatat(AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	dir[len] = '\0';
+	return yes;
+}
+
+/* Is the directory at `dir` a git directory by git's own test (setup.c,
+ * is_git_directory: HEAD, and objects and refs or a commondir file)?  Git
+ * takes one by any name: the `.bare` that a `.git` gitfile or symlink
+ * names, a separate or bare repository, Android repo's `projects/x.git`.
+ * `adding`: an entry about to be made, counted as there. */
+static bool is_git_dir(char *dir, size_t len, const char *adding)
+{
+	return has_entry(dir, len, "HEAD", adding) &&
+	       ((has_entry(dir, len, "objects", adding) && has_entry(dir, len, "refs", adding)) ||
+	        has_entry(dir, len, "commondir", adding));
+}
+
+/* Is `real` (absolute, as the kernel prints it) a git directory or inside
+ * one, from the guarded tree it lies in down?  One fstatat a level (HEAD)
+ * where none is. */
+static bool in_git_dir(const char *real)
+{
+	char buf[PATH_MAX + sizeof("/commondir")];
+	size_t skip = guarded_len(real, guarded, n_guarded), n = strlen(real);
+	if (skip == SIZE_MAX || n >= PATH_MAX)
+		return skip != SIZE_MAX; /* too long to tell: refuse */
+	for (size_t i = skip; i <= n; i++)
+		if (real[i] == '/' || real[i] == '\0') {
+			memcpy(buf, real, i); /* the prefix alone: has_entry writes after it */
+			buf[i] = '\0';
+			if (is_git_dir(buf, i, NULL))
+				return true;
+		}
+	return false;
+}
+
+/* 0, or the refusal for an fd in a .git or a git directory. */
+static int fd_git_check(int fd)
 {
 	char link[32], real[PATH_MAX];
 	snprintf(link, sizeof(link), "self/fd/%d", fd);
 	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
 	if (n <= 0)
-		return true; /* cannot tell: refuse */
+		return refuse(EROFS); /* cannot tell: refuse */
 	real[n] = '\0';
 	/* "pipe:[N]", "socket:[N]", "anon_inode:...": in no directory at all. */
-	return real[0] == '/' && actor_path_in_git(real, guarded, n_guarded);
+	if (real[0] != '/')
+		return 0;
+	if (actor_path_in_git(real, guarded, n_guarded))
+		return refuse(EROFS);
+	return in_git_dir(real) ? refuse_why(EROFS, GIT_DIR_WHY) : 0;
 }
 
 /* Reopen an O_PATH descriptor as a real one: the same inode, no lookup. */
@@ -176,6 +253,26 @@ static int reopen(int pathfd, int flags)
 	char link[32];
 	snprintf(link, sizeof(link), "self/fd/%d", pathfd);
 	return openat(hostproc, link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY);
+}
+
+/* Reopen `cur` (O_PATH, an existing file) for writing, after the checks
+ * an open by name and one through a /proc/PID/fd magic link both need: in
+ * no git tree, and a FIFO or socket file only where the run's Landlock
+ * lets it write, since one opens for writing on a read-only mount (else
+ * an analyse run could write into a FIFO of the person's or of a build
+ * run: a channel).  The new fd or -errno. */
+static int reopen_checked(int cur, int flags)
+{
+	struct stat st;
+	int rc = fd_git_check(cur);
+	if (rc < 0)
+		return rc;
+	if (fstat(cur, &st) < 0)
+		return -errno;
+	if ((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && !in_writable(cur))
+		return -EACCES; /* what the run's Landlock answers */
+	rc = reopen(cur, flags);
+	return rc < 0 ? -errno : rc;
 }
 
 /* Split `path` into its parent (opened O_PATH, beneath `base`) and its
@@ -213,22 +310,33 @@ static int open_parent(int base, const char *path, char *name, size_t namelen, b
 /* The checks for a new or changed entry `name` in directory `dir`. */
 static int check_entry(int dir, const char *name, bool creating)
 {
-	if (fd_in_git(dir))
-		return refuse(EROFS);
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	int rc = fd_git_check(dir);
+	if (rc < 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return rc;
+	bool dotgit = actor_name_is_git(name, strlen(name));
+	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
+	                         strcmp(name, "refs") == 0 || strcmp(name, "commondir") == 0);
+	if (!dotgit && !mark)
 		return 0;
-	if (actor_name_is_git(name, strlen(name))) {
+	char link[32], real[PATH_MAX + sizeof("/commondir")];
+	snprintf(link, sizeof(link), "self/fd/%d", dir);
+	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
+	if (dotgit) {
 		/* In a free tree (a throw-away repository in /tmp) anything goes. */
-		char link[32], real[PATH_MAX];
-		snprintf(link, sizeof(link), "self/fd/%d", dir);
-		ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 20);
 		if (n > 0) {
-			memcpy(real + n, "/.git", sizeof("/.git")); /* room: 20 bytes were kept */
+			memcpy(real + n, "/.git", sizeof("/.git")); /* room: PATH_MAX - 1 was the most read */
 			if (!actor_path_in_git(real, guarded, n_guarded))
 				return 0;
 		}
 		return refuse(creating ? EPERM : EROFS);
 	}
+	/* The last of git's marks made in a guarded directory would make it a
+	 * git directory; in a free tree, anything goes. */
+	if (n <= 0)
+		return refuse_why(EPERM, GIT_DIR_WHY);
+	real[n] = '\0';
+	if (guarded_len(real, guarded, n_guarded) != SIZE_MAX && is_git_dir(real, (size_t)n, name))
+		return refuse_why(EPERM, GIT_DIR_WHY);
 	return 0;
 }
 
@@ -248,7 +356,7 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
 		/* An unnamed file in the directory `path` itself. */
 		int at = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		rc = at < 0 ? -errno : fd_in_git(at) ? refuse(EROFS) : 0;
+		rc = at < 0 ? -errno : fd_git_check(at);
 		if (rc == 0 && (rc = openat(at, ".", flags | O_CLOEXEC, mode)) < 0)
 			rc = -errno;
 		if (at >= 0)
@@ -284,12 +392,7 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 					/* A /proc/PID/fd entry (`> /dev/stdout`): a magic
 					 * link, which only the kernel can follow. */
 					cur = openat(dir, name, O_PATH | O_CLOEXEC);
-					if (cur < 0)
-						rc = -errno;
-					else if (fd_in_git(cur))
-						rc = refuse(EROFS);
-					else if ((rc = reopen(cur, flags)) < 0)
-						rc = -errno;
+					rc = cur < 0 ? -errno : reopen_checked(cur, flags);
 					if (cur >= 0)
 						close(cur);
 					break;
@@ -309,19 +412,7 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 				rc = -EEXIST;
 				break;
 			}
-			if (fd_in_git(cur)) {
-				close(cur);
-				rc = refuse(EROFS);
-				break;
-			}
-			if ((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && !in_writable(cur)) {
-				close(cur);
-				rc = -EACCES; /* what the run's Landlock answers */
-				break;
-			}
-			rc = reopen(cur, flags);
-			if (rc < 0)
-				rc = -errno;
+			rc = reopen_checked(cur, flags);
 			close(cur);
 			break;
 		}
@@ -367,9 +458,10 @@ static int target_of(int base, const char *path, bool follow)
 	int fd = openat(base, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return -errno;
-	if (fd_in_git(fd)) {
+	int rc = fd_git_check(fd);
+	if (rc < 0) {
 		close(fd);
-		return refuse(EROFS);
+		return rc;
 	}
 	return fd;
 }
@@ -400,6 +492,8 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 	case ACTOR_MKNOD:
 		if ((rc = refuse_mode(q->mode, false)) < 0)
 			return rc;
+		if (S_ISCHR(q->mode) || S_ISBLK(q->mode))
+			return refuse_device();
 		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
 			return d;
 		rc = mknodat(d, name, q->mode, (dev_t)q->len) < 0 ? -errno : 0;
@@ -462,8 +556,8 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 			return rc;
 		if (fd0 < 0)
 			return -EBADF;
-		if (fd_in_git(fd0))
-			return refuse(EROFS);
+		if ((rc = fd_git_check(fd0)) < 0)
+			return rc;
 		rc = fchmod(fd0, q->mode) < 0 ? -errno : 0;
 		break;
 	default:

@@ -100,6 +100,31 @@ static int read_umask(pid_t pid, unsigned *mask)
 	return 0;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of any thread */
+#endif
+
+/* A copy of descriptor `fd` of the calling thread `tid` (a notification
+ * names the thread, not its process).  pidfd_open takes a thread that
+ * does not lead its group with PIDFD_THREAD (6.9) only; before that, the
+ * group's leader, whose table its threads share (every threads library
+ * makes them with CLONE_FILES).  -1 with errno. */
+static int run_fd(pid_t tid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (pidfd < 0 && errno == EINVAL) {
+		char buf[PROCSTATUS_MAX];
+		const char *tgid = procstatus_read(tid, buf, sizeof(buf)) == 0 ? procstatus_find(buf, "Tgid") : NULL;
+		pidfd = tgid ? (int)syscall(SYS_pidfd_open, (pid_t)strtol(tgid, NULL, 10), 0) : -1;
+	}
+	int got = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+	int e = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	errno = e;
+	return got;
+}
+
 /* Is the request still pending?  Only then is req->pid the caller: it may
  * have died and the pid been reused since it was sent. */
 static int still_pending(int listener, const struct seccomp_notif *req)
@@ -215,11 +240,8 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 			goto no_ptrace;
 		return -EFAULT;
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int sock = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0) : -1;
+	int sock = run_fd(pid, fdnum);
 	int saved = errno;
-	if (pidfd >= 0)
-		close(pidfd);
 	if (!still_pending(listener, req)) {
 		if (sock >= 0)
 			close(sock);
@@ -411,12 +433,8 @@ static int base_fd(pid_t pid, int dirfd)
 		int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		return fd < 0 ? -ENOENT : fd;
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0) : -1;
-	int saved = errno;
-	if (pidfd >= 0)
-		close(pidfd);
-	return fd >= 0 ? fd : -(saved == EPERM ? EACCES : EBADF);
+	int fd = run_fd(pid, dirfd);
+	return fd >= 0 ? fd : -(errno == EPERM ? EACCES : EBADF);
 }
 
 /*
@@ -553,10 +571,7 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 	bool need0 = q.op == ACTOR_FCHMOD || (q.op != ACTOR_SYMLINK && q.a[0] != '/');
 	bool need1 = npaths == 2 && q.b[0] != '/';
 	if (q.op == ACTOR_FCHMOD) {
-		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		fds[0] = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, dirs[0], 0) : -1;
-		if (pidfd >= 0)
-			close(pidfd);
+		fds[0] = run_fd(pid, dirs[0]);
 		if (fds[0] < 0)
 			return -EBADF;
 		nfds = 1;

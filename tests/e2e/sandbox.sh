@@ -149,12 +149,15 @@ except OSError as e: print(e.errno)
 95
 95
 95$' probew
-verdict "no device node (mknod: no CAP_MKNOD)" 'python3 -c "
+# The whiteout (a character device 0:0) needs no CAP_MKNOD since Linux
+# 5.8: the actor refuses every device type.
+verdict "no device node (mknod: no CAP_MKNOD, and no whiteout)" 'python3 -c "
 import os
-for n, m in ((\"d-null\", 0o20644), (\"d-blk\", 0o60644)):
-    try: os.mknod(n, m, os.makedev(1, 3)); print(\"made\")
+for n, m, d in ((\"d-null\", 0o20644, os.makedev(1, 3)), (\"d-blk\", 0o60644, os.makedev(1, 3)), (\"d-wh\", 0o20644, 0)):
+    try: os.mknod(n, m, d); print(\"made\")
     except OSError as e: print(e.errno)
 "' '^1
+1
 1$' probew
 check "no world-writable file, no device node reached the host" \
 	test -z "$(find "$WS" ! -type l \( -perm -0002 -o -type b -o -type c \) 2>/dev/null)"
@@ -444,6 +447,52 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 	 cd /tmp && git init -q r && git -C r -c user.name=t -c user.email=t@t commit -q --allow-empty -m m && git -C r log --oneline | wc -l' \
 	'^files-ok
 1$' probew
+# git reads a repository by any name, not only .git: the .bare that a
+# gitfile or a .git symlink names (the bare repository and worktrees
+# layout), a separate git dir, Android repo's projects/x.git.  A directory
+# that git's own test takes for one (HEAD, objects/ and refs/, or a
+# commondir) is as closed as a .git, and a run cannot make one.
+mkdir -p "$WS/vendor/wt" "$WS/vendor/wl"
+git init -q --bare "$WS/vendor/wt/.bare"
+echo 'gitdir: ./.bare' >"$WS/vendor/wt/.git"
+git init -q --bare "$WS/vendor/wl/.bare"
+ln -s .bare "$WS/vendor/wl/.git"
+chown -R 12345:12345 "$WS/vendor"
+bare_sum=$(cd "$WS/vendor" && find wt/.bare wl/.bare -type f -exec sha256sum {} + | sort)
+verdict "git dir by any name: the .bare a gitfile names is read-only" \
+	'printf "[core]\n\tfsmonitor = touch PWNED\n" >> vendor/wt/.bare/config; echo x > vendor/wt/.bare/hooks/pre-commit' \
+	"$git_denied.*$git_denied" probew
+verdict "git dir by any name: nor through git itself" 'git -C vendor/wt config core.fsmonitor "touch PWNED" 2>&1' \
+	'(could not lock|Operation not permitted|Read-only file system)' probew
+verdict "git dir by any name: nor through a .git symlink" 'echo x >> vendor/wl/.git/config' "$git_denied" probew
+verdict "git dir by any name: a bare repository cannot be made" 'git init -q --bare bare.git 2>&1' "$git_denied" probew
+verdict "git dir by any name: nor by hand, in any order" \
+	'mkdir -p f1/objects f1/refs; echo "ref: refs/heads/m" > f1/HEAD; mkdir -p f2/refs; touch f2/HEAD; mkdir f2/objects; mkdir f3; touch f3/HEAD; echo ../x > f3/commondir' \
+	"$git_denied.*$git_denied.*$git_denied" probew
+verdict "git dir by any name: a file named HEAD alone is just a file" 'mkdir -p h/objects && echo x > h/HEAD && cat h/HEAD' '^x$' probew
+check_eq "git dir by any name: the repositories are unchanged on the host" \
+	"$(cd "$WS/vendor" && find wt/.bare wl/.bare -type f -exec sha256sum {} + | sort)" "$bare_sum"
+made=
+for d in bare.git f1 f2 f3; do
+	[ -e "$WS/$d/HEAD" ] && { [ -e "$WS/$d/objects" -a -e "$WS/$d/refs" ] || [ -e "$WS/$d/commondir" ]; } && made="$made $d"
+done
+check_eq "git dir by any name: none was made on the host (HEAD, objects and refs, or commondir)" "${made:-none}" none
+rm -rf "$WS/bare.git" "$WS/f1" "$WS/f2" "$WS/f3" "$WS/h"
+# A seccomp notification names the calling thread: a write through a dirfd
+# and a connect from a thread that does not lead its process are answered
+# as the main thread's are (Go, Java and threaded Python connect and remove
+# trees from any thread).
+verdict "a thread's writes through a dirfd and its connects work" 'python3 -c "
+import os, socket, threading
+out = []
+def work():
+    d = os.open(\".\", os.O_RDONLY)
+    os.close(os.open(\"thr.txt\", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)); out.append(\"open\")
+    os.unlink(\"thr.txt\", dir_fd=d); out.append(\"unlink\")
+    srv = socket.socket(socket.AF_UNIX); srv.bind(\"/tmp/thr.sock\"); srv.listen(1)
+    c = socket.socket(socket.AF_UNIX); c.connect(\"/tmp/thr.sock\"); out.append(\"connect\")
+t = threading.Thread(target=work); t.start(); t.join(); print(\" \".join(out))
+" 2>&1' '^open unlink connect$' probew
 # The supervisor answers writes to /dev/null, /dev/zero, /dev/full and
 # /dev/tty itself (notify.c, answer_device): what the kernel would say.
 verdict "devices: /dev/null, /dev/zero and /dev/full as the kernel has them" \
@@ -468,6 +517,12 @@ rm -rf "$WS/vendor" "$WS/sub"
 mkfifo "$WS/person.fifo"; chown 12345:12345 "$WS/person.fifo"
 verdict "analyse cannot write into a FIFO in the workspace (no channel to a build run)" \
 	'timeout 3 sh -c "echo x > person.fifo" 2>&1; echo "rc=$?"' 'Permission denied.*rc=[1-9]'
+verdict "analyse cannot write into it through /proc/self/fd either" 'python3 -c "
+import os
+r = os.open(\"person.fifo\", os.O_RDONLY | os.O_NONBLOCK)
+try: os.open(\"/proc/self/fd/%d\" % r, os.O_WRONLY); print(\"opened\")
+except OSError as e: print(e.strerror)
+"' '^Permission denied$'
 rm -f "$WS/person.fifo"
 verdict "> /dev/stdout and > /dev/stderr reach the reply (the pipes are the run's)" \
 	'echo to-out > /dev/stdout; echo to-err > /dev/stderr; echo via-fd > /proc/self/fd/1' '^to-out
