@@ -25,12 +25,19 @@
  *               within the limits both sides share (privsep.h), so the
  *               payload root copies is bounded before it allocates.
  *   has_stdin   0 or 1.
- *   descriptors the run channel (root only writes replies to it and watches
- *               it for a hang-up: any descriptor type is harmless there) and
- *               the payload, which the supervisor copies out whole before it
- *               looks (fstat: a regular file of exactly the three lengths;
- *               pread: the front may rewrite its memfd afterwards, the copy
- *               is what is checked and used: no TOCTOU).
+ *   descriptors the run channel: a unix socket whose peer has the front's
+ *               uid (check_chan, SO_PEERCRED; anything else has no peer or
+ *               another's), so what root writes there, as root, reaches the
+ *               front and nobody else: not a listener such as the journal,
+ *               where the kernel would stamp root's credentials on it.  A
+ *               refused channel gets no answer at all.  And the payload
+ *               (check_payload_fd): a memory file, since F_GET_SEALS
+ *               answers for no other, so no read of it can block (FUSE,
+ *               NFS) while the supervisor holds SIGTERM off; a regular file
+ *               of exactly the three lengths, which the supervisor copies
+ *               out whole before it looks (pread: the front may rewrite its
+ *               memfd afterwards, the copy is what is checked and used: no
+ *               TOCTOU).
  *
  * The payload copy (check_payload):
  *   cmd         no NUL inside: bash -c gets exactly the bytes the front
@@ -49,7 +56,10 @@
  */
 #include "check.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "path.h"
 #include "profile.h"
@@ -112,4 +122,23 @@ bool check_cwd(const char *cwd_req, const char *workspace, char *cwd, size_t len
 	size_t wl = strlen(workspace);
 	return path_normalise(cwd_req, cwd, len) == 0 && strncmp(cwd, workspace, wl) == 0 &&
 	       (cwd[wl] == '\0' || cwd[wl] == '/');
+}
+
+const char *check_chan(int chan, uid_t front_uid)
+{
+	struct ucred peer = {.uid = (uid_t)-1};
+	socklen_t len = sizeof(peer);
+	if (getsockopt(chan, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0 || peer.uid != front_uid)
+		return "the run channel's peer is not the front";
+	return NULL;
+}
+
+const char *check_payload_fd(int fd, size_t total)
+{
+	struct stat st;
+	if (fcntl(fd, F_GET_SEALS) < 0)
+		return "the payload is not a memory file";
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != total)
+		return "payload size mismatch";
+	return NULL;
 }

@@ -1,7 +1,8 @@
 /*
  * check.h - root's checks of every message and payload the front sends
- * (check.c argues why they suffice).  Pure functions, no I/O: the launcher
- * and the supervisor call them, and tests/fuzz/fuzz_check.c feeds them.
+ * (check.c argues why they suffice).  Pure functions, no I/O, but for
+ * check_chan, which asks the kernel about a descriptor: the launcher and
+ * the supervisor call them, and tests/fuzz/fuzz_check.c feeds them.
  *
  * Trust: the input is the front's, which is assumed compromised.
  */
@@ -10,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "privsep.h"
 
@@ -18,6 +20,15 @@ struct profile_set;
 /* A PRIVSEP_RUN against root's own profiles and workspace count: NULL when
  * it may go on, else the reason (for the log and the 400 reply). */
 const char *check_run(const struct profile_set *profiles, size_t n_workspaces, const struct privsep_run *r);
+
+/* The run channel passed with a PRIVSEP_RUN: NULL when it is a unix
+ * socket whose peer is of the front's uid (a socketpair of its own), else
+ * the reason. */
+const char *check_chan(int chan, uid_t front_uid);
+
+/* The payload's descriptor, before the supervisor copies `total` bytes
+ * out of it: NULL when it is a memory file of that size, else the reason. */
+const char *check_payload_fd(int fd, size_t total);
 
 /* The payload, as the supervisor copied it: cmd, cwd and env of the
  * lengths in `q` (each followed by a NUL of the copy's own).  NULL or the

@@ -168,6 +168,10 @@ static void on_run(struct state *st, int ctl)
 	int chan = fds[0], payload = fds[1];
 	if (chan < 0)
 		goto out;
+	if ((why = check_chan(chan, st->l->front_uid)) != NULL) {
+		log_warn("refused a run request from the front: %s", why);
+		goto out; /* no answer: root writes to no other socket */
+	}
 	if (payload < 0 || r != (ssize_t)sizeof(req))
 		why = "malformed message";
 	else
@@ -231,7 +235,8 @@ static void reopen_audit(struct state *st, int ctl)
 		return;
 	}
 	privsep_header_init(&h, PRIVSEP_AUDIT_FD);
-	if (privsep_send(ctl, &h, sizeof(h), &fd, 1) < 0)
+	/* Never blocking: a front that stops reading must not stall root. */
+	if (privsep_send_nowait(ctl, &h, sizeof(h), &fd, 1) < 0)
 		log_warn("cannot pass the reopened audit log to the front: %s", strerror(errno));
 	else
 		log_info("reopened the audit log %s", st->l->cfg->audit_log);

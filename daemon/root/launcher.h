@@ -28,6 +28,7 @@ struct launcher {
 	struct sock_fprog seccomp;     /* the run filter, compiled once at start */
 	char newroot[4096];            /* mount point the sandboxes build on */
 	struct uidpool *uids;
+	uid_t front_uid;               /* a run channel's peer must have it (check_chan) */
 	int actor_exe;                 /* sharness-actor, opened at start (root/actor.c) */
 	struct stat workspace_st[CONFIG_WORKSPACES_MAX]; /* each as opened at start (start/main.c) */
 	int nice;                      /* the launcher's niceness: what every run gets */

@@ -17,15 +17,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* The helper: born in its user namespace (CLONE_NEWUSER), it only waits
  * to be killed. */
-static int idmap_hold(void *arg)
+static int idmap_hold(void *parent)
 {
-	(void)arg;
+	/* A supervisor killed before it kills us must not leave us behind. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != *(const pid_t *)parent)
+		_exit(1);
 	for (;;)
 		pause();
 	return 0;
@@ -40,7 +43,7 @@ int ns_idmap_userns(uid_t owner_uid, gid_t owner_gid, uid_t run_uid)
 	char path[64], map[64];
 	int fd = -1, e = 0;
 
-	pid_t pid = clone(idmap_hold, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD, NULL);
+	pid_t self = getpid(), pid = clone(idmap_hold, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD, &self);
 	if (pid < 0)
 		return -1;
 	/* inside id (what the mount shows for on-disk owner) -> outside id */

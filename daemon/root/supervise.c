@@ -101,10 +101,12 @@ static void read_payload(struct run *r, int fd)
 {
 	const struct privsep_run *q = r->req;
 	size_t total = (size_t)q->cmd_len + q->cwd_len + q->env_len;
-	struct stat st;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != total)
-		refuse(r, PRIVSEP_ERR_INVALID, "The launcher refused the request: payload size mismatch.");
+	char msg[128];
+	const char *why = check_payload_fd(fd, total);
+	if (why) {
+		snprintf(msg, sizeof(msg), "The launcher refused the request: %s.", why);
+		refuse(r, PRIVSEP_ERR_INVALID, msg);
+	}
 	/* Three NULs so cmd, cwd and env each end in their own terminator. */
 	r->payload = calloc(1, total + 3);
 	if (!r->payload)
@@ -345,8 +347,9 @@ static bool view_changed(struct run *r)
  * request comes, never for a sandbox prepared ahead (a workspace nobody
  * tests in gets no empty build/), and before view_facts: a prepared
  * sandbox that lacks them is rebuilt, like any other change.  mkdirat
- * in the workspace directory itself follows no link, and neither does the
- * chown, should anyone swap the new directory for a link in between. */
+ * in the workspace directory itself follows no link, and the chown goes
+ * through the new directory's own fd: a name swapped in between for a link
+ * (hard links too, where fs.protected_hardlinks is 0) is never chowned. */
 static void make_exec_dirs(const struct run *r)
 {
 	if (!r->p->workspace_exec_create)
@@ -358,10 +361,16 @@ static void make_exec_dirs(const struct run *r)
 			close(wsfd);
 		return;
 	}
-	for (size_t i = 0; i < r->p->n_workspace_exec; i++)
-		if (mkdirat(wsfd, r->p->workspace_exec[i], 0755) == 0 &&
-		    fchownat(wsfd, r->p->workspace_exec[i], wst.st_uid, wst.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-			(void)unlinkat(wsfd, r->p->workspace_exec[i], AT_REMOVEDIR); /* never root's in their tree */
+	for (size_t i = 0; i < r->p->n_workspace_exec; i++) {
+		const char *d = r->p->workspace_exec[i];
+		if (mkdirat(wsfd, d, 0755) < 0)
+			continue;
+		int fd = openat(wsfd, d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fchown(fd, wst.st_uid, wst.st_gid) < 0)
+			(void)unlinkat(wsfd, d, AT_REMOVEDIR); /* never root's in their tree */
+		if (fd >= 0)
+			close(fd);
+	}
 	close(wsfd);
 }
 
@@ -482,6 +491,11 @@ static void prepare(struct run *r)
 	 * unix connects fail closed, and name why (notify.c). */
 	if (!sb->error[0] && actor_start(&sb->actor, init, &spec, r->l->actor_exe) < 0)
 		sb->actor_err = errno;
+	/* In the run's cgroup, like every process of the run's uid: its limits,
+	 * its kill and the proof that the cgroup is empty cover it too. */
+	if (sb->actor.pid > 0 && runcg_attach(sb->cg, sb->actor.pid) < 0)
+		snprintf(sb->error, sizeof(sb->error), "The run's file actor could not join its cgroup: %s.",
+		         strerror(errno));
 out:
 	fdio_close(&userns);
 	fdio_close(&wsfd);

@@ -10,13 +10,13 @@
 #include "uidpool.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+/* No lock: only the launcher's one thread uses it (its supervisors are
+ * processes of their own). */
 struct uidpool {
-	pthread_mutex_t lock;
 	uid_t first;
 	unsigned count;
 	unsigned next;            /* round robin: a released uid is reused last */
@@ -40,7 +40,6 @@ struct uidpool *uidpool_new(uid_t first, unsigned count, char *err, size_t errle
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&p->lock, NULL);
 	p->first = first;
 	p->count = count;
 	return p;
@@ -76,7 +75,6 @@ int uidpool_take(struct uidpool *p, uid_t *out)
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&p->lock);
 	/* Round robin from the last handed-out slot, so a just released uid
 	 * (whose last files or processes may still be settling) comes last. */
 	for (unsigned n = 0; n < p->count; n++) {
@@ -90,7 +88,6 @@ int uidpool_take(struct uidpool *p, uid_t *out)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
 	if (rc)
 		errno = EAGAIN;
 	return rc;
@@ -102,9 +99,7 @@ static void mark(struct uidpool *p, unsigned char *bits, uid_t uid, bool on)
 {
 	if (!p || uid < p->first || (uint64_t)uid - p->first >= p->count)
 		return;
-	pthread_mutex_lock(&p->lock);
 	setbit(bits, (unsigned)(uid - p->first), on);
-	pthread_mutex_unlock(&p->lock);
 }
 
 void uidpool_release(struct uidpool *p, uid_t uid)

@@ -1,11 +1,12 @@
 /*
- * cgsetup.c - the cgroup side of start-up (see runcg.h): which layout this
+ * cgsetup.c - the cgroup side of start-up (see cgsetup.h): which layout this
  * system has, the delegated subtree the runs go to, the crash recovery of a
  * predecessor's run cgroups, and the doctor's probe.  It fills the state
  * (runcg_layout.h) that the per-run code in root/runcg.c reads.
  *
  * Trust: privileged, at start.
  */
+#include "cgsetup.h"
 #include "errmsg.h"
 #include "fdio.h"
 #include "runcg.h"

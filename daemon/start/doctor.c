@@ -48,6 +48,7 @@
 #include "ns.h"
 #include "procstatus.h"
 #include "profile.h"
+#include "cgsetup.h"
 #include "runcg.h"
 #include "frontexec.h"
 #include "scrub_vault.h"

@@ -48,6 +48,7 @@
 #include "ns.h"
 #include "policy.h"
 #include "profile.h"
+#include "cgsetup.h"
 #include "runcg.h"
 #include "scrub_vault.h"
 #include "sandbox_filter.h"
@@ -489,6 +490,7 @@ int main(int argc, char **argv)
 	}
 
 	l.uids = uidpool_new(cfg.uid_first + 1, cfg.uid_count - 1, err, sizeof(err));
+	l.front_uid = cfg.uid_first; /* frontexec_spawn's */
 	if (!l.uids)
 		log_fatal("%s", err);
 	/* Each workspace as it is now: every run's must be that directory

@@ -14,6 +14,18 @@ sleep 0.1
 check "SIGHUP: a new audit log is written" grep -q 'after rotation' "$T/audit.log"
 check "SIGHUP: the old log keeps its lines" grep -q 'before rotation' "$T/audit.log.1"
 check "SIGHUP: logged" grep -q 'reopened the audit log' "$T/daemon.log"
+# A front that reads nothing must not stall root: each SIGHUP's reopened log
+# is handed over without waiting (a blocking send filled the socket after
+# about 280 and then held root in sendmsg(2), syscall 46, for good).
+front=$(front_pid)
+kill -STOP "$front"
+for _ in $(seq 1 400); do kill -HUP "$DAEMON_PID"; sleep 0.005; done
+sleep 0.5
+sc=$(cut -d' ' -f1 "/proc/$DAEMON_PID/syscall")
+kill -CONT "$front"
+check "SIGHUP while the front reads nothing: root is not held in sendmsg (syscall $sc)" test "$sc" != 46
+run_cmd 'echo after the stopped front'
+check_eq "... and a run after it works" "$(jf .stdout)" "after the stopped front"
 
 body='{"cmd": "sleep 100 & setsid sleep 100 & sleep 100"}'
 curl -s -o "$T/long.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \

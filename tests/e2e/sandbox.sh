@@ -276,6 +276,10 @@ if [ -n "$sup" ]; then
 	check_eq "... not dumpable: its /proc files are root's" "$(stat -c %u "/proc/$sup/status")" 0
 	kids=$(pgrep -P "$sup" | while read -r k; do awk '/^Uid:/ {print $2}' "/proc/$k/status"; done | sort -u)
 	check_eq "... its children (the init, the actor) are of its uid" "$kids" "$uid"
+	# Both in the run's cgroup: its limits and its kill cover the actor
+	# too, and an empty cgroup means nothing of the run's uid lives on.
+	cgs=$(pgrep -P "$sup" | while read -r k; do awk -F: '$2 == "pids" {print $3}' "/proc/$k/cgroup"; done | sort -u)
+	check_match "... and both are in the run's cgroup" "$cgs" "^/sharness-$UID_FIRST/run-$uid\$"
 	# The init runs in the supervisor's memory, made by a thread of the
 	# supervisor that then only waits (root/initclone.c): that thread too
 	# holds nothing the supervisor gave up.

@@ -120,7 +120,8 @@ static void start_launcher(void)
 			pause();
 			_exit(0);
 		}
-		struct launcher l = {.cfg = &cfg, .profiles = &profiles};
+		/* This test is the front, as root: the run channels are its. */
+		struct launcher l = {.cfg = &cfg, .profiles = &profiles, .front_uid = getuid()};
 		sigset_t m;
 		sigemptyset(&m);
 		sigaddset(&m, SIGCHLD);
@@ -226,6 +227,25 @@ TEST(launcher_rechecks_every_field)
 	expect_refused("payload size", r, 9, "payload size mismatch");
 	r = good_run();
 	expect_refused("cwd not absolute (all zeros)", r, 5, "NUL");
+
+	/* A run channel that does not lead back to the front (its peer made
+	 * by another uid) gets no answer at all: root writes only to the front. */
+	int other[2], mem = memfd_create("t", MFD_CLOEXEC);
+	r = good_run();
+	CHECK(seteuid(65534) == 0);
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, other) == 0);
+	CHECK(seteuid(0) == 0);
+	(void)!write(mem, "xxxxx", 5);
+	int pass[2] = {other[1], mem};
+	privsep_send(ctl_front, &r, sizeof(r), pass, 2);
+	close(other[1]);
+	close(mem);
+	{
+		struct privsep_exit none_ex;
+		int none[1];
+		CHECK_EQ_INT(privsep_recv(other[0], &none_ex, sizeof(none_ex), none, 0), 0);
+	}
+	close(other[0]);
 
 	/* A message of the wrong size never reaches the checks. */
 	char junk[7] = "garbage";

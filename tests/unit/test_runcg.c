@@ -7,6 +7,7 @@
  * Needs root.
  */
 #include "harness.h"
+#include "cgsetup.h"
 #include "runcg.h"
 
 #include <errno.h>

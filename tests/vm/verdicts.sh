@@ -72,6 +72,20 @@ s = socket.socket(socket.AF_UNIX); s.bind(\"/tmp/own.sock\"); s.listen(1)
 c = socket.socket(socket.AF_UNIX); c.connect(\"/tmp/own.sock\"); print(\"own-ok\")
 "' 'own-ok'
 v "> /dev/stderr works" 'echo to-err > /dev/stderr' 'to-err'
+# A thread that does not lead its process: on Linux before 6.9 (Debian 12's
+# 6.1) the supervisor takes its descriptors through its process's pidfd.
+v "build: a thread's dirfd write and connect work" 'python3 -c "
+import os, socket, threading
+out = []
+def work():
+    d = os.open(\".\", os.O_RDONLY)
+    os.close(os.open(\"vm-thr.txt\", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)); os.unlink(\"vm-thr.txt\", dir_fd=d)
+    s = socket.socket(socket.AF_UNIX); s.bind(\"/tmp/thr.sock\"); s.listen(1)
+    c = socket.socket(socket.AF_UNIX); c.connect(\"/tmp/thr.sock\"); out.append(\"thread-ok\")
+t = threading.Thread(target=work); t.start(); t.join(); print(*out)
+" 2>&1' 'thread-ok' build
+v "build: a git directory by another name is closed" \
+	'mkdir -p vm-g/objects vm-g/refs && touch vm-g/HEAD 2>&1; rm -rf vm-g' 'Operation not permitted' build
 
 if [ "$proof" = 1 ]; then
 	v "kill -9 1 does nothing" 'kill -9 1; sleep 0.2; echo alive' 'alive'
