@@ -94,7 +94,8 @@ squat() { # AS(root|nobody) NAME...: hold each name until killed (SQUAT_PID)
 	# /usr/bin's python: one under root's home (pyenv) is not nobody's to run.
 	"${as[@]}" "$(command -v /usr/bin/python3 || command -v python3)" -c "$squat_py" "$@" >"$T/squat.out" 2>&1 &
 	SQUAT_PID=$!
-	for _ in $(seq 1 50); do grep -q ready "$T/squat.out" && break; sleep 0.1; done
+	# Up to 20 s: python under setpriv on a loaded machine once took more than 5.
+	for _ in $(seq 1 200); do grep -q ready "$T/squat.out" && break; sleep 0.1; done
 }
 R5=$((UID_FIRST + 4096 * 11))
 jq --arg port "$(free_port)" --arg t "$T" --argjson f "$R5" \
