@@ -447,7 +447,7 @@ static int process(struct scrub_stream *s, int mode)
 			m->s = ctx; /* its marker went out with the earlier window */
 			m->silent = 1;
 		}
-		if (m->s >= commit)
+		if (m->s >= commit && !m->silent)
 			break; /* undecided: scanned again with more input */
 		if (m->s > pos)
 			s->emit(s->arg, (const char *)s->buf + pos, m->s - pos);
@@ -471,8 +471,8 @@ static int process(struct scrub_stream *s, int mode)
 	s->ctx = commit - keep;
 	/* No escape before `first`; bytes near the end may yet start one once
 	 * more input completes it (an OSC sequence is up to 512 bytes). */
-	if (len > 600 && first > len - 600)
-		first = len - 600;
+	if (first + 600 > len)
+		first = len > 600 ? len - 600 : 0;
 	s->clean = first > keep ? first - keep : 0;
 	/* The kept bytes are scanned: carry the matches that lie in them. */
 	s->cur = !s->cur;

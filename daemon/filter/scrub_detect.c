@@ -367,7 +367,7 @@ const char scrub_detect_pem_name[] = "private-key";
 static int pem_body_byte(unsigned char c)
 {
 	return in_cls(CLS_B64P, c) || c == '\n' || c == '\r' || c == ' ' || c == '\t' || c == ':' ||
-	       c == ',' || c == '-' || c == '.' || c == '>';
+	       c == ',' || c == '-' || c == '.' || c == '>' || c == '<' || c == '#' || c == '|' || c == '*';
 }
 
 /* From `from`, the end of the END line, or the first byte that cannot be in
@@ -392,6 +392,19 @@ static size_t pem_scan(const struct scrub_window *w, size_t from, size_t *b64, i
 			}
 			*status = 0;
 			return i;
+		}
+		if (c == 0x1b && (i + 1 == w->len || w->buf[i + 1] == '[')) { /* colour: grep --color, ls */
+			size_t k = i + 2;
+			while (k < w->len && k - i < 32 && w->buf[k] >= 0x20 && w->buf[k] <= 0x3f)
+				k++;
+			if (k >= w->len) {
+				*status = 2;
+				return w->len;
+			}
+			if (w->buf[k] >= 0x40 && w->buf[k] <= 0x7e) {
+				i = k + 1;
+				continue;
+			}
 		}
 		if (!pem_body_byte(c)) {
 			*status = 0;
@@ -474,8 +487,13 @@ static int v_putty(const struct scrub_rule *r, const struct scrub_window *w, siz
 	for (size_t l = 0; l < lines; l++) {
 		while (i < w->len && in_cls(CLS_B64P, w->buf[i]))
 			i++;
-		if (i == w->len)
-			return w->eof && i > start ? hit(out, r, start, i, SCRUB_PRIO_TOKEN) : 0;
+		if (i == w->len) {
+			if (i == start || (!w->eof && at >= w->commit))
+				return 0; /* undecided: the stream holds these bytes */
+			hit(out, r, start, i, SCRUB_PRIO_TOKEN);
+			out->open = !w->eof; /* a flush would emit the lines so far: fail closed */
+			return 1;
+		}
 		if (l + 1 < lines) {
 			if (w->buf[i] == '\r')
 				i++;

@@ -890,6 +890,151 @@ TEST(long_pem_streamed)
 	/* the same block bigger than the window, stream feeding 1 byte at a time for its tail */
 }
 
+/* ---- a stream's flush (every streamed run and job: the front's 100 ms
+ * timer) never lets out what the whole stream would have filtered ---- */
+
+/* Feed the n pieces, a flush after each, then finish. */
+static void run_flushed(const struct scrub_rules *r, const char *const *pieces, const size_t *lens, int n,
+                        struct out *o)
+{
+	struct scrub_stream *s = scrub_stream_new(r, emit, o);
+	o->len = 0;
+	o->buf[0] = 0;
+	for (int i = 0; i < n; i++) {
+		scrub_stream_feed(s, pieces[i], lens[i]);
+		scrub_stream_flush(s);
+	}
+	scrub_stream_finish(s);
+	scrub_stream_free(s);
+}
+
+/* Line l of a fake private key's body: 62 base64 characters and the line's
+ * number, so that a leak says which line. */
+static char *key_line(char *line, int l)
+{
+	for (int i = 0; i < 62; i++)
+		line[i] = B64[(l * 7 + i * 13) % 64];
+	snprintf(line + 62, 16, "%02d\n", l % 100);
+	return line;
+}
+
+/* No line of the body (its first 20 characters) is in `out`. */
+static void check_no_key_line(const char *what, const char *out, int lines)
+{
+	char line[80];
+	for (int l = 0; l < lines; l++) {
+		key_line(line, l);
+		line[20] = 0;
+		if (strstr(out, line))
+			fprintf(stderr, "# %s: body line %d leaked\n", what, l);
+		CHECK(!strstr(out, line));
+	}
+}
+
+/* A key whose every line carries a prefix: diff's "< ", a comment's "# " or
+ * " * ", a table's "| " (review s32: it passed whole). */
+TEST(pem_with_line_prefixes)
+{
+	static const char *const prefixes[] = {"< ", "# ", " * ", "| ", "> "};
+	static char in[8192];
+	char line[80];
+	for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++) {
+		size_t n = (size_t)sprintf(in, "%s-----BEGIN RSA PRIVATE KEY-----\n", prefixes[p]);
+		for (int l = 0; l < 6; l++)
+			n += (size_t)sprintf(in + n, "%s%s", prefixes[p], key_line(line, l));
+		n += (size_t)sprintf(in + n, "%s-----END RSA PRIVATE KEY-----\n", prefixes[p]);
+		char *out = scrub_buffer(R, in, n, NULL, NULL);
+		check_no_key_line(prefixes[p], out, 6);
+		CHECK_CONTAINS(out, "[filtered: private-key]");
+		free(out);
+	}
+}
+
+/* Less than a line of the key between two flushes, the BEGIN line more than
+ * the stream's context back: the key stays open (it was let out). */
+TEST(pem_flush_without_newline)
+{
+	static char in[8192];
+	char line[80];
+	size_t n = (size_t)sprintf(in, "-----BEGIN RSA PRIVATE KEY-----\n");
+	for (int l = 0; l < 25; l++)
+		n += (size_t)sprintf(in + n, "%s", key_line(line, l));
+	n += (size_t)sprintf(in + n, "-----END RSA PRIVATE KEY-----\nafter\n");
+	size_t a = 32 + 12 * 65 + 20;
+	const char *pieces[] = {in, in + a, in + a + 10};
+	size_t lens[] = {a, 10, n - a - 10};
+	run_flushed(R, pieces, lens, 3, &O);
+	check_no_key_line("flush without a newline", O.buf, 25);
+	CHECK_CONTAINS(O.buf, "after\n");
+}
+
+/* `grep --color=always -A30 BEGIN` of a key: colour before every line, a
+ * flush in the middle (the continuation stopped at the first ESC). */
+TEST(pem_in_colour_flushed)
+{
+	static char in[16384];
+	const char *pfx = "\x1b[35m\x1b[Kkeys/id.pem\x1b[m\x1b[K\x1b[36m\x1b[K-\x1b[m\x1b[K";
+	char line[80];
+	size_t cut = 0, n = (size_t)sprintf(in, "\x1b[35m\x1b[Kkeys/id.pem\x1b[m\x1b[K\x1b[36m\x1b[K:\x1b[m\x1b[K"
+	                                        "\x1b[01;31m\x1b[K-----BEGIN\x1b[m\x1b[K RSA PRIVATE KEY-----\n");
+	for (int l = 0; l < 25; l++) {
+		n += (size_t)sprintf(in + n, "%s%s", pfx, key_line(line, l));
+		if (l == 12)
+			cut = n;
+	}
+	n += (size_t)sprintf(in + n, "%s-----END RSA PRIVATE KEY-----\n", pfx);
+	const char *pieces[] = {in, in + cut};
+	size_t lens[] = {cut, n - cut};
+	run_flushed(R, pieces, lens, 2, &O);
+	check_no_key_line("in colour, flushed", O.buf, 25);
+}
+
+/* A PuTTY key written line by line, a flush after each: no line of its
+ * private part goes out before the block is complete. */
+TEST(putty_flushed_line_by_line)
+{
+	static const char *const lines[] = {
+	    "PuTTY-User-Key-File-3: ssh-rsa\n", "Encryption: none\n", "Comment: rsa-key\n", "Public-Lines: 1\n",
+	    "AAAAB3NzaC1yc2EAAAADAQABAAABAQC7\n", "Private-Lines: 3\n",
+	    "AAABAQCmZk1XyXvQ2Ls9pWq8Rk3TtYgHcNf0aB5eLmUoPzJxVd6sKwE4rGiO7hNnYbC2\n",
+	    "SECONDLINEb64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b6\n",
+	    "THIRDLINEQ4b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b64b\n", "Private-MAC: 0123456789abcdef\n"};
+	size_t lens[10];
+	for (int i = 0; i < 10; i++)
+		lens[i] = strlen(lines[i]);
+	run_flushed(R, (const char *const *)lines, lens, 10, &O);
+	CHECK(!strstr(O.buf, "AAABAQCmZk1X"));
+	CHECK(!strstr(O.buf, "SECONDLINE"));
+	CHECK(!strstr(O.buf, "THIRDLINE"));
+	CHECK_CONTAINS(O.buf, "[filtered: putty-private-key]");
+}
+
+/* An escape cut by a flush in a window of under 600 bytes: decoded once
+ * the rest comes, as in one piece (colour inside a token, \u0041, \/). */
+TEST(escape_cut_at_a_flush)
+{
+	char err[256];
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=s3cr3t/with+base64~chars\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	static const char *const cases[][3] = {
+	    {"log: AIzaUiIaEjlJQnU3ceTw4hsv-SN6QILvP0_\x1b[01", ";31m8w_c done\n", "google-api-key"},
+	    {"{\"msg\": \"export DB_PASSWORD=Pw-9fK2mQ7xLp4Z\\", "u0041bc\"}\n", "secret-assignment"},
+	    {"{\"DB\": \"s3cr3t\\", "/with+base64~chars\"}\n", "vault key"}};
+	for (size_t i = 0; i < 3; i++) {
+		const char *pieces[] = {cases[i][0], cases[i][1]};
+		size_t lens[] = {strlen(cases[i][0]), strlen(cases[i][1])};
+		char marker[64];
+		run_flushed(r, pieces, lens, 2, &O);
+		snprintf(marker, sizeof marker, "[filtered: %s]", cases[i][2]);
+		if (!strstr(O.buf, marker))
+			fprintf(stderr, "# case %zu: %s\n", i, O.buf);
+		CHECK_CONTAINS(O.buf, marker);
+	}
+	scrub_rules_free(r);
+}
+
 /* Assignments whose value is code - type unions, calls, tuples, attribute
  * chains, class names - are not secrets (the benchmark's
  * `PRIVATE_KEY_TYPES = typing.Union[` lines); real values still are. */
@@ -1365,6 +1510,11 @@ int main(void)
 	RUN(tls_key_is_vault);
 	RUN(pem_line_with_leading_zero_bytes);
 	RUN(long_pem_streamed);
+	RUN(pem_with_line_prefixes);
+	RUN(pem_flush_without_newline);
+	RUN(pem_in_colour_flushed);
+	RUN(putty_flushed_line_by_line);
+	RUN(escape_cut_at_a_flush);
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
 	RUN(fp_simd_matches_portable);
