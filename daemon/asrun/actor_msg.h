@@ -22,6 +22,7 @@ enum actor_op {
 	ACTOR_FCHMOD,   /* fd0: the file; mode */
 	ACTOR_CONNECT,  /* a: sun_path, len bytes (not terminated); flags: the socket type; fd0: the
 	                 * caller's cwd; connected only to a listener of the run's own uid */
+	ACTOR_BIND,     /* a: sun_path (fd0 its base, the caller's cwd); fd1: the run's socket */
 };
 
 /* Why the actor refused a call (actor_resp.denied): a check of ours, not

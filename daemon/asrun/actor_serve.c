@@ -126,14 +126,46 @@ static int refuse_device(void)
 
 static const char *op_name(uint32_t op)
 {
-	static const char *const names[] = {"?", "open", "mkdir", "mknod", "symlink", "link",
-	                                    "rename", "unlink", "truncate", "chmod", "fchmod"};
+	static const char *const names[] = {"?", "open", "mkdir", "mknod", "symlink", "link", "rename",
+	                                    "unlink", "truncate", "chmod", "fchmod", "connect", "bind"};
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
 
 /* Would git take an entry of this name for a repository (or its alias)? */
+/* The length of a code point that HFS+ and, before Linux 6.13, a
+ * casefolding ext4 or f2fs directory ignore in a name (git's
+ * is_hfs_dotgit skips the same: U+200C-200F, U+202A-202E, U+206A-206F,
+ * U+FEFF), at p; 0 for any other. */
+static size_t ignorable(const unsigned char *p, size_t left)
+{
+	if (left < 3)
+		return 0;
+	if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+		return 3;
+	if (p[0] != 0xe2)
+		return 0;
+	return (p[1] == 0x80 && ((p[2] >= 0x8c && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+	               (p[1] == 0x81 && p[2] >= 0xaa && p[2] <= 0xaf)
+	           ? 3
+	           : 0;
+}
+
 bool actor_name_is_git(const char *name, size_t len)
 {
+	/* As such a file system sees it: without the ignorable code points. */
+	char plain[NAME_MAX + 1];
+	size_t n = 0;
+	for (size_t i = 0; i < len && n < sizeof(plain);) {
+		size_t skip = ignorable((const unsigned char *)name + i, len - i);
+		if (skip)
+			i += skip;
+		else
+			plain[n++] = name[i++];
+	}
+	if (n < len) {
+		name = plain;
+		len = n;
+	}
 	if (len >= 4 && strncasecmp(name, ".git", 4) == 0) {
 		for (size_t i = 4; i < len; i++)
 			if (name[i] != '.' && name[i] != ' ')
@@ -466,6 +498,27 @@ static int target_of(int base, const char *path, bool follow)
 	return fd;
 }
 
+/* bind(2) of the run's socket `sock` to `name` in the directory `dir`,
+ * checked: sun_path names a path, not a descriptor, so from inside `dir`
+ * (fchdir), and back to our root.  The socket's name is then that last
+ * component, where the run's bind would have kept its whole path (what
+ * getsockname(2) shows; connects go by the file, not the name). */
+static int bind_at(int dir, const char *name, int sock)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	size_t n = strlen(name);
+	if (n >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, name, n);
+	if (fchdir(dir) < 0)
+		return -errno;
+	int rc = bind(sock, (const struct sockaddr *)&sun, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1));
+	rc = rc < 0 ? -errno : 0;
+	if (chdir("/") < 0)
+		_exit(1); /* our own root: cannot fail */
+	return rc;
+}
+
 static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 {
 	char name[NAME_MAX + 1], name2[NAME_MAX + 1], link[32];
@@ -550,6 +603,13 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 			return t;
 		snprintf(link, sizeof(link), "self/fd/%d", t);
 		rc = fchmodat(hostproc, link, q->mode, 0) < 0 ? -errno : 0;
+		break;
+	case ACTOR_BIND:
+		if (fd1 < 0)
+			return -EBADF;
+		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+			return d;
+		rc = bind_at(d, name, fd1);
 		break;
 	case ACTOR_FCHMOD:
 		if ((rc = refuse_mode(q->mode, true)) < 0)

@@ -221,26 +221,26 @@ static uint16_t port_of(const struct sockaddr_storage *a)
 	return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
 }
 
-static int answer_connect(int listener, const struct seccomp_notif *req, struct notify_run *run)
+/* The address and the socket of a connect or a bind: one copy of the
+ * address, within the kernel's own limit (move_addr_to_kernel), and our
+ * copy of the socket.  The socket, or -errno. */
+static int call_socket(int listener, const struct seccomp_notif *req, struct notify_run *run,
+                       struct sockaddr_storage *addr, int *ulen)
 {
 	pid_t pid = (pid_t)req->pid;
-	int fdnum = (int)req->data.args[0];
 	uint64_t uaddr = req->data.args[1];
-	int ulen = (int)req->data.args[2];
-	struct sockaddr_storage addr;
-
-	/* The kernel's own limits (move_addr_to_kernel), then one copy. */
-	if (ulen < 0 || (size_t)ulen > sizeof(addr))
+	*ulen = (int)req->data.args[2];
+	if (*ulen < 0 || (size_t)*ulen > sizeof(*addr))
 		return -EINVAL;
-	memset(&addr, 0, sizeof(addr));
-	struct iovec local = {.iov_base = &addr, .iov_len = (size_t)ulen};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)uaddr, .iov_len = (size_t)ulen};
-	if (ulen > 0 && process_vm_readv(pid, &local, 1, &remote, 1, 0) != ulen) {
+	memset(addr, 0, sizeof(*addr));
+	struct iovec local = {.iov_base = addr, .iov_len = (size_t)*ulen};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)uaddr, .iov_len = (size_t)*ulen};
+	if (*ulen > 0 && process_vm_readv(pid, &local, 1, &remote, 1, 0) != *ulen) {
 		if (errno == EPERM)
 			goto no_ptrace;
 		return -EFAULT;
 	}
-	int sock = run_fd(pid, fdnum);
+	int sock = run_fd(pid, (int)req->data.args[0]);
 	int saved = errno;
 	if (!still_pending(listener, req)) {
 		if (sock >= 0)
@@ -251,6 +251,23 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		goto no_ptrace;
 	if (sock < 0)
 		return saved == EBADF ? -EBADF : -EACCES;
+	return sock;
+
+no_ptrace:
+	/* Fail closed, and say why. */
+	note(run, PRIVSEP_DENIAL_DAEMON, "a %s: the daemon cannot read the run's call (%s)%s",
+	     req->data.nr == SYS_bind ? "bind" : "connect", strerror(EPERM), NO_PTRACE_HINT);
+	return -EACCES;
+}
+
+static int answer_connect(int listener, const struct seccomp_notif *req, struct notify_run *run)
+{
+	pid_t pid = (pid_t)req->pid;
+	int fdnum = (int)req->data.args[0], ulen;
+	struct sockaddr_storage addr;
+	int sock = call_socket(listener, req, run, &addr, &ulen);
+	if (sock < 0)
+		return sock;
 
 	int rc = 0, domain = 0, type = 0, listening = 0;
 	socklen_t ol = sizeof(int);
@@ -336,12 +353,48 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 out:
 	close(sock);
 	return rc;
+}
 
-no_ptrace:
-	/* Fail closed, and say why. */
-	note(run, PRIVSEP_DENIAL_DAEMON, "a connect: the daemon cannot read the run's call (%s)%s", strerror(EPERM),
-	     NO_PTRACE_HINT);
-	return -EACCES;
+/* bind(2), SPEC §15.2: a unix socket file is a new directory entry, which
+ * the run's actor makes like every other (never named .git, never in a
+ * git directory), on the run's own socket.  Any other address (TCP on the
+ * run's loopback, abstract, autobind) is bound on our copy of the run's
+ * socket, in the run's own namespace, as the run would bind it. */
+static int answer_bind(int listener, const struct seccomp_notif *req, struct notify_run *run)
+{
+	struct sockaddr_storage addr;
+	int ulen, rc, sock = call_socket(listener, req, run, &addr, &ulen);
+	if (sock < 0)
+		return sock;
+	size_t path_off = offsetof(struct sockaddr_un, sun_path);
+	const char *path = ((const struct sockaddr_un *)&addr)->sun_path;
+	if (addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0') {
+		rc = bind(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
+		goto out;
+	}
+	if (run->actor.pid <= 0) {
+		rc = -EACCES;
+		note(run, PRIVSEP_DENIAL_DAEMON, "a bind of a unix socket: the file actor did not start with the "
+		     "sandbox (%s)%s", strerror(run->actor_err), actor_hint(run->actor_err));
+		goto out;
+	}
+	static struct actor_req q;
+	memset(&q, 0, sizeof(q));
+	q = (struct actor_req){.id = req->id, .op = ACTOR_BIND, .n_fds = 2, .replace = -1};
+	memcpy(q.a, path, strnlen(path, (size_t)ulen - path_off)); /* q.a stays terminated */
+	unsigned mask = 022;
+	(void)read_umask((pid_t)req->pid, &mask);
+	q.umask = mask;
+	int fds[2] = {base_fd((pid_t)req->pid, AT_FDCWD), sock};
+	if (fds[0] < 0) {
+		rc = fds[0];
+		goto out;
+	}
+	rc = still_pending(listener, req) ? to_actor(run, &q, fds, 2, "a bind") : -EACCES;
+	close(fds[0]);
+out:
+	close(sock);
+	return rc;
 }
 
 /* ---- writes that could touch a .git: handed to the actor (actor.c) ---- */
@@ -701,6 +754,8 @@ int notify_answer(int listener, struct notify_run *run)
 		rc = answer_umask(listener, &req, &resp);
 	else if (req.data.nr == SYS_connect)
 		rc = answer_connect(listener, &req, run);
+	else if (req.data.nr == SYS_bind)
+		rc = answer_bind(listener, &req, run);
 	else if (answer_device(listener, &req, &resp))
 		rc = 0;
 	else

@@ -105,7 +105,8 @@ static const char *const denied_names[] = {
 	"socket(family other than AF_UNIX, AF_INET, AF_INET6)",
 	"socket, socketpair(AF_UNIX, SOCK_DGRAM or SOCK_RAW: EACCES)",
 	"connect(made by the supervisor: a unix path only to a listener of the run's own uid, TCP only to the proxy's port)",
-	"open, openat(for writing), creat, mkdir, mknod, symlink, link, rename, unlink, rmdir, truncate, chmod families(made by the run's actor: no .git created or changed)",
+	"open, openat(for writing), creat, mkdir, mknod, symlink, link, rename, unlink, rmdir, truncate, chmod families, bind of a unix path(made by the run's actor: no .git created or changed)",
+	"bind(other addresses: made by the supervisor, in the run's network namespace)",
 	"chmod, fchmod, fchmodat, fchmodat2, creat, open, openat, mknod, mknodat(S_ISUID, S_ISGID; chmod also S_IWOTH: refused by the run's actor)",
 	"umask(without S_IWOTH: answered with the unchanged umask)",
 	"seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
@@ -334,6 +335,10 @@ static int add_mode_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 	 * raw one is a datagram one, af_unix.c); socketpair(SOCK_DGRAM) would
 	 * be one too once bound.  Stream and seqpacket sockets stay. */
 	RULE(ctx, SCMP_ACT_NOTIFY, connect, 0);
+	/* And every bind: a socket file is a new directory entry, which the
+	 * actor makes like every other (never named .git, never in a git
+	 * directory); other addresses are bound by the supervisor. */
+	RULE(ctx, SCMP_ACT_NOTIFY, bind, 0);
 	if (add_git_rules(ctx, err, errlen) < 0)
 		return -1;
 	static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};

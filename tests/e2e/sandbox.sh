@@ -482,6 +482,28 @@ for d in bare.git f1 f2 f3; do
 done
 check_eq "git dir by any name: none was made on the host (HEAD, objects and refs, or commondir)" "${made:-none}" none
 rm -rf "$WS/bare.git" "$WS/f1" "$WS/f2" "$WS/f3" "$WS/h"
+# A socket file is a directory entry too: bind(2) goes to the actor.
+verdict "bind: no socket file named .git, in a .git or in a git directory" 'python3 -c "
+import socket
+for p in (\"sub/.git\", \"vendor/dep/.git/index.lock\", \"vendor/wt/.bare/x.sock\"):
+    try: socket.socket(socket.AF_UNIX).bind(p); print(\"bound\")
+    except OSError as e: print(e.strerror)
+"' '^Operation not permitted
+Read-only file system
+Read-only file system$' probew
+check "bind: nothing was made on the host" test ! -e "$WS/sub/.git" -a ! -e "$WS/vendor/dep/.git/index.lock" -a ! -e "$WS/vendor/wt/.bare/x.sock"
+verdict "bind: a socket file in a subdirectory, TCP on the run's loopback, abstract and autobind work" 'mkdir -p sockdir && python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX); s.bind(\"sockdir/srv.sock\"); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(\"sockdir/srv.sock\"); print(\"path\", s.getsockname())
+t = socket.socket(); t.bind((\"127.0.0.1\", 0)); print(\"tcp\", t.getsockname()[1] > 0)
+a = socket.socket(socket.AF_UNIX); a.bind(\"\0sharness-abs\"); print(\"abstract\", a.getsockname()[1:])
+u = socket.socket(socket.AF_UNIX); u.bind(\"\"); print(\"autobind\", len(u.getsockname()))
+"; ls -l sockdir/srv.sock | cut -c1-10; rm -r sockdir' '^path srv.sock
+tcp True
+abstract sharness-abs
+autobind 6
+srwxr-xr-x$' probew
 # A seccomp notification names the calling thread: a write through a dirfd
 # and a connect from a thread that does not lead its process are answered
 # as the main thread's are (Go, Java and threaded Python connect and remove

@@ -23,6 +23,13 @@ TEST(git_names)
 	CHECK(name(".git. ."));
 	CHECK(name("git~1"));
 	CHECK(name("GIT~1"));
+	/* Code points HFS+ and older casefolding ext4 ignore (git's own list). */
+	CHECK(name(".g\xe2\x80\x8cit"));
+	CHECK(name(".\xef\xbb\xbfgit"));
+	CHECK(name(".gi\xe2\x81\xaft"));
+	CHECK(name(".GIT\xe2\x80\xae"));
+	CHECK(!name(".g\xe2\x80\x8bit")); /* U+200B is not on the list */
+	CHECK(!name(".gitx\xe2\x80\x8c"));
 	CHECK(!name(".gitignore"));
 	CHECK(!name(".gitmodules"));
 	CHECK(!name(".github"));
