@@ -357,18 +357,31 @@ out:
 
 /* bind(2), SPEC §15.2: a unix socket file is a new directory entry, which
  * the run's actor makes like every other (never named .git, never in a
- * git directory), on the run's own socket.  Any other address (TCP on the
- * run's loopback, abstract, autobind) is bound on our copy of the run's
- * socket, in the run's own namespace, as the run would bind it. */
+ * git directory), on the run's own socket.  A TCP bind is refused, the
+ * rule Landlock makes on ABI 4, now on every kernel (our bind is not under
+ * the run's Landlock domain).  Any other address (UDP on the run's
+ * loopback, abstract, autobind) is bound on our copy of the run's socket,
+ * in the run's own namespace, as the run would bind it. */
 static int answer_bind(int listener, const struct seccomp_notif *req, struct notify_run *run)
 {
 	struct sockaddr_storage addr;
-	int ulen, rc, sock = call_socket(listener, req, run, &addr, &ulen);
+	int ulen, rc, domain = 0, type = 0, sock = call_socket(listener, req, run, &addr, &ulen);
 	if (sock < 0)
 		return sock;
 	size_t path_off = offsetof(struct sockaddr_un, sun_path);
 	const char *path = ((const struct sockaddr_un *)&addr)->sun_path;
-	if (addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0') {
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &(socklen_t){sizeof(int)}) < 0 ||
+	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof(int)}) < 0) {
+		rc = -errno; /* ENOTSOCK: the kernel's answer too */
+		goto out;
+	}
+	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM) {
+		rc = -EACCES;
+		note(run, PRIVSEP_DENIAL_TCP, "a TCP bind: a run may not listen on TCP; a server a test starts is "
+		     "reached over a unix socket of the same run");
+		goto out;
+	}
+	if (domain != AF_UNIX || addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0') {
 		rc = bind(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
 		goto out;
 	}

@@ -141,8 +141,8 @@ static const struct landlock_right rights[] = {
 	 "system dirs, /etc, /opt, /home/sandbox, a read-only workspace, .git, read_paths, exec_paths) is "
 	 "mounted read-only, so truncate(2) and O_TRUNC fail there with EROFS"},
 	{"bind_tcp", LANDLOCK_KIND_NET, LANDLOCK_ACCESS_NET_BIND_TCP, 4,
-	 "the run's network namespace: it holds only lo, so a port the run binds is reachable from "
-	 "inside the run only"},
+	 "the run's supervisor, which makes every bind for the run and refuses a TCP one (EACCES), and "
+	 "the run's network namespace: it holds only lo"},
 	{"connect_tcp", LANDLOCK_KIND_NET, LANDLOCK_ACCESS_NET_CONNECT_TCP, 4,
 	 "the run's network namespace: it holds only lo, so a connect reaches the run's own listeners "
 	 "and, for proxy profiles, the egress proxy's listener on 127.0.0.1:3128, which the daemon "
