@@ -131,7 +131,6 @@ static const char *op_name(uint32_t op)
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
 
-/* Would git take an entry of this name for a repository (or its alias)? */
 /* The length of a code point that HFS+ and, before Linux 6.13, a
  * casefolding ext4 or f2fs directory ignore in a name (git's
  * is_hfs_dotgit skips the same: U+200C-200F, U+202A-202E, U+206A-206F,
@@ -150,6 +149,7 @@ static size_t ignorable(const unsigned char *p, size_t left)
 	           : 0;
 }
 
+/* Would git take an entry of this name for a repository (or its alias)? */
 bool actor_name_is_git(const char *name, size_t len)
 {
 	/* As such a file system sees it: without the ignorable code points. */
@@ -183,10 +183,6 @@ static bool under(const char *path, const char *tree)
 	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-/* Is `path` (absolute, as the kernel prints it) in a tree we guard - a
- * workspace or a write path of the profile, whatever lies above it - and
- * is one of its components below that tree a .git?  The private /tmp and
- * /dev/shm are not guarded (gone with the run). */
 /* The length of the shortest guarded tree `path` lies in (without its
  * trailing slashes), or SIZE_MAX. */
 static size_t guarded_len(const char *path, const char *const *trees, size_t n_trees)
@@ -202,6 +198,10 @@ static size_t guarded_len(const char *path, const char *const *trees, size_t n_t
 	return skip;
 }
 
+/* Is `path` (absolute, as the kernel prints it) in a tree we guard - a
+ * workspace or a write path of the profile, whatever lies above it - and
+ * is one of its components below that tree a .git?  The private /tmp and
+ * /dev/shm are not guarded (gone with the run). */
 bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
 {
 	size_t skip = guarded_len(path, trees, n_trees);

@@ -381,7 +381,10 @@ static int answer_bind(int listener, const struct seccomp_notif *req, struct not
 		     "reached over a unix socket of the same run");
 		goto out;
 	}
-	if (domain != AF_UNIX || addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0') {
+	if (domain != AF_UNIX || addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0' ||
+	    (size_t)ulen > sizeof(struct sockaddr_un)) {
+		/* Ours, on our copy; also the kernel's EINVAL for an address longer
+		 * than a sockaddr_un (unix_validate_addr). */
 		rc = bind(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;
 		goto out;
 	}

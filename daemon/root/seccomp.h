@@ -11,7 +11,7 @@
 #include <linux/filter.h>
 
 /* Load a compiled filter on the calling thread (requires no_new_privs;
- * async-signal-safe), umask() without S_IWOTH and every connect() go to
+ * async-signal-safe), umask() without S_IWOTH and every connect() and bind() go to
  * a user-notification listener (seccomp_unotify(2)); returns its fd
  * (close-on-exec), for the supervisor to take with pidfd_getfd and answer
  * with notify_answer (notify.c).  Without a listener those calls are ENOSYS. */

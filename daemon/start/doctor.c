@@ -559,8 +559,8 @@ static void check_ptrace(struct doctor *d)
 	unit_load(&u);
 	int have = doctor_can_connect();
 	if (!have)
-		fail(d, "CAP_SYS_PTRACE or CAP_SYS_CHROOT is not in this process's effective set: every connect "
-			"and write of a run (the proxy's too) would fail; run sharnessd as root with both");
+		fail(d, "CAP_SYS_PTRACE or CAP_SYS_CHROOT is not in this process's effective set: every connect, "
+			"unix bind and write of a run (the proxy's too) would fail; run sharnessd as root with both");
 	else if (u.found && u.caps_set && (!u.caps_ptrace || !u.caps_chroot))
 		fail(d, "the unit %s leaves out CAP_SYS_PTRACE or CAP_SYS_CHROOT (CapabilityBoundingSet=): every "
 			"connect and write of a run would fail; install the unit of this release or add both in a drop-in",

@@ -597,8 +597,8 @@ int main(int argc, char **argv)
 	log_info("sharnessd %s listening on https://%s:%u (profiles: %zu, policy %s)", SHARNESS_VERSION,
 	         cfg.listen_host, cfg.listen_port, profiles.n, policy_hash);
 	if (!doctor_can_connect())
-		log_warn("CAP_SYS_PTRACE or CAP_SYS_CHROOT is missing: every connect and every write of a run (the "
-		         "proxy's too) will fail; start sharnessd with both (the unit of this release grants them)");
+		log_warn("CAP_SYS_PTRACE or CAP_SYS_CHROOT is missing: every connect, unix bind and write of a "
+		         "run (the proxy's too) will fail; start sharnessd with both (the unit of this release grants them)");
 	errno = 0;
 	l.nice = getpriority(PRIO_PROCESS, 0);
 	l.nice = errno ? 0 : l.nice;

@@ -47,15 +47,22 @@ check_match "umask 000 is answered without clearing S_IWOTH (umask listener)" "$
 run_cmd 'echo made > unitcaps.txt' build
 check_eq "without it a write fails closed (no actor)" "$STATUS $(jf .exit) $(test -e "$WS/unitcaps.txt" && echo made || echo none)" "200 1 none"
 check_eq "and the reply names the daemon as the cause" "$(jf '.denials[0].lock')" daemon
+# A socket file is made by the actor too (bind), so without it neither the
+# run's own listener nor a connect to one can be made.
 run_cmd 'python3 -c "
-import socket, threading
-srv = socket.socket(socket.AF_UNIX); srv.bind(\"/tmp/own.sock\"); srv.listen(1)
+import socket
+srv = socket.socket(socket.AF_UNIX)
+try:
+    srv.bind(\"/tmp/own.sock\"); print(\"bound\")
+except OSError as e:
+    print(e.strerror)
 c = socket.socket(socket.AF_UNIX)
 try:
     c.connect(\"/tmp/own.sock\"); print(\"connected\")
 except OSError as e:
     print(e.strerror)
 "' analyse
-check_eq "without it a connect fails closed, even to the run's own socket" "$STATUS $(jf .stdout)" "200 Permission denied"
+check_eq "without it a unix bind and connect fail closed, even to the run's own socket" "$STATUS $(jf .stdout)" "200 Permission denied
+Permission denied"
 check_match "and the log says what to grant" "$(cat "$T/daemon.log")" 'the file actor did not start with the sandbox \(Permission denied\); give the daemon CAP_SYS_PTRACE'
 e2e_stop
