@@ -9,8 +9,11 @@
  * be listening in the run's own network namespace (where only the run's
  * processes make sockets), or no connect is made at all - the person's
  * server or another run never sees one.  The path could be swapped between
- * that look and the connect, so the connected peer's uid is checked too,
- * and a stranger's socket is closed before anything was sent.
+ * that look and the connect (this run's renames are made one at a time by
+ * its actor, but another run in the same workspace has its own), so the
+ * connected peer's uid is checked too, and a stranger's socket is closed
+ * before anything was sent: at most it sees a connection that ends at once,
+ * with no byte.
  *
  * Trust: runs as the run; the address was copied out of the run's memory.
  */

@@ -169,6 +169,15 @@ static void note(struct notify_run *run, uint32_t kind, const char *fmt, ...)
 	}
 }
 
+/* -EACCES for a call only the run's file actor makes, when root could not
+ * start it: named, with what to grant the daemon. */
+static int no_actor(struct notify_run *run, const char *what)
+{
+	note(run, PRIVSEP_DENIAL_DAEMON, "%s: the file actor did not start with the sandbox (%s)%s", what,
+	     strerror(run->actor_err), actor_hint(run->actor_err));
+	return -EACCES;
+}
+
 static int answer_umask(int listener, const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	unsigned mask = 022;
@@ -331,9 +340,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 	}
 	/* The actor makes it (connect_run.c), from the caller's cwd. */
 	if (run->actor.pid <= 0) {
-		rc = -EACCES;
-		note(run, PRIVSEP_DENIAL_DAEMON, "a connect to a unix socket: the file actor did not start with the "
-		     "sandbox (%s)%s", strerror(run->actor_err), actor_hint(run->actor_err));
+		rc = no_actor(run, "a connect to a unix socket");
 		goto out;
 	}
 	static struct actor_req q;
@@ -389,9 +396,7 @@ static int answer_bind(int listener, const struct seccomp_notif *req, struct not
 		goto out;
 	}
 	if (run->actor.pid <= 0) {
-		rc = -EACCES;
-		note(run, PRIVSEP_DENIAL_DAEMON, "a bind of a unix socket: the file actor did not start with the "
-		     "sandbox (%s)%s", strerror(run->actor_err), actor_hint(run->actor_err));
+		rc = no_actor(run, "a bind of a unix socket");
 		goto out;
 	}
 	static struct actor_req q;
@@ -659,15 +664,9 @@ static int hand_to_actor(int listener, const struct seccomp_notif *req, struct n
 		}
 	}
 	q.n_fds = nfds;
-	rc = -EACCES;
-	if (!still_pending(listener, req))
-		goto out;
-	if (run->actor.pid <= 0)
-		note(run, PRIVSEP_DENIAL_DAEMON, "a write: the file actor did not start with the sandbox (%s)%s",
-		     strerror(run->actor_err), actor_hint(run->actor_err));
-	else
-		rc = to_actor(run, &q, fds, nfds, "a write");
-out:
+	rc = !still_pending(listener, req) ? -EACCES
+	     : run->actor.pid <= 0          ? no_actor(run, "a write")
+	                                    : to_actor(run, &q, fds, nfds, "a write");
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	return rc;

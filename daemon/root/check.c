@@ -9,7 +9,7 @@
  * else root reads from it is a descriptor passed with that message.
  *
  * PRIVSEP_RUN, fixed size (privsep_recv refuses a short or long datagram,
- * MSG_TRUNC, and more descriptors than two):
+ * MSG_TRUNC, and closes every descriptor past the two it reads):
  *   h           magic, version and type must be ours: a message of another
  *               build or kind is refused, never reinterpreted.
  *   run_id      exactly RUN_ID_LEN lowercase hex digits and a NUL: it names

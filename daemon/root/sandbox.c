@@ -158,8 +158,10 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 		sandbox_fail(s, STEP_MOUNTS);
 	if (hide_cmdline() < 0)
 		sandbox_fail(s, STEP_CMDLINE);
-	/* No core files: they would land in the workspace, or feed a host-side
-	 * core_pattern helper. */
+	/* No core files: they would land in the workspace.  (A core_pattern
+	 * that pipes to a helper, systemd-coredump or apport, ignores this
+	 * limit but for the value 1: fs/coredump.c.  That helper runs as root
+	 * outside the run's cgroup; `--doctor` does not name it yet.) */
 	struct rlimit nocore = {0, 0};
 	if (setrlimit(RLIMIT_CORE, &nocore) < 0 || drop_bounding_set() < 0)
 		sandbox_fail(s, STEP_CAPS);
