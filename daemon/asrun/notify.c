@@ -269,6 +269,15 @@ no_ptrace:
 	return -EACCES;
 }
 
+/* Does a connect or bind of a `domain` socket to this address name a unix
+ * path (not abstract, not unnamed)?  Then the run's actor makes the call. */
+static bool unix_path(int domain, const struct sockaddr_storage *addr, int ulen)
+{
+	return domain == AF_UNIX && addr->ss_family == AF_UNIX &&
+	       (size_t)ulen > offsetof(struct sockaddr_un, sun_path) &&
+	       ((const struct sockaddr_un *)addr)->sun_path[0] != '\0';
+}
+
 static int answer_connect(int listener, const struct seccomp_notif *req, struct notify_run *run)
 {
 	pid_t pid = (pid_t)req->pid;
@@ -291,9 +300,7 @@ static int answer_connect(int listener, const struct seccomp_notif *req, struct 
 		goto out;
 	}
 	size_t path_off = offsetof(struct sockaddr_un, sun_path);
-	bool unix_path = domain == AF_UNIX && addr.ss_family == AF_UNIX && (size_t)ulen > path_off &&
-	                 ((const struct sockaddr_un *)&addr)->sun_path[0] != '\0';
-	if (!unix_path) {
+	if (!unix_path(domain, &addr, ulen)) {
 		if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM &&
 		    (addr.ss_family == AF_INET || addr.ss_family == AF_INET6) &&
 		    (run->tcp_port == 0 || port_of(&addr) != run->tcp_port)) {
@@ -388,8 +395,7 @@ static int answer_bind(int listener, const struct seccomp_notif *req, struct not
 		     "reached over a unix socket of the same run");
 		goto out;
 	}
-	if (domain != AF_UNIX || addr.ss_family != AF_UNIX || (size_t)ulen <= path_off || path[0] == '\0' ||
-	    (size_t)ulen > sizeof(struct sockaddr_un)) {
+	if (!unix_path(domain, &addr, ulen) || (size_t)ulen > sizeof(struct sockaddr_un)) {
 		/* Ours, on our copy; also the kernel's EINVAL for an address longer
 		 * than a sockaddr_un (unix_validate_addr). */
 		rc = bind(sock, (const struct sockaddr *)&addr, (socklen_t)ulen) < 0 ? -errno : 0;

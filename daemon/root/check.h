@@ -1,8 +1,9 @@
 /*
  * check.h - root's checks of every message and payload the front sends
  * (check.c argues why they suffice).  Pure functions, no I/O, but for
- * check_chan, which asks the kernel about a descriptor: the launcher and
- * the supervisor call them, and tests/fuzz/fuzz_check.c feeds them.
+ * check_chan and check_payload_fd, which ask the kernel about a
+ * descriptor: the launcher and the supervisor call them, and
+ * tests/fuzz/fuzz_check.c feeds the pure ones.
  *
  * Trust: the input is the front's, which is assumed compromised.
  */
