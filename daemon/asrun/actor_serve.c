@@ -41,6 +41,7 @@
 #include "actor_msg.h"
 #include "actor_serve.h"
 #include "connect_run.h"
+#include "gitpaths.h"
 #include "privsep.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -55,6 +56,7 @@ static const char *writable[1 + PROFILE_LIST_MAX]; /* where the run's Landlock l
 static size_t n_writable;
 static dev_t tmp_dev, shm_dev; /* and the run's private /tmp and /dev/shm, by device: a
                                 * workspace below /tmp is mounted over it */
+static struct gitpaths git_runs; /* what the workspace's git config names in the tree */
 
 /* A FIFO (or a socket file) opens for writing even on a read-only mount,
  * where only Landlock stops a run: the actor, outside the run's domain,
@@ -97,6 +99,15 @@ static int refuse_why(int err, const char *why)
 static int refuse(int err)
 {
 	return refuse_why(err, "it would create or change a .git");
+}
+
+/* A path the person's git runs or reads as config (gitpaths.h). */
+static int refuse_git_runs(const char *why)
+{
+	refused = true;
+	refused_kind = ACTOR_DENIED_GIT_RUNS;
+	refused_why = why;
+	return -EACCES;
 }
 
 #define GIT_DIR_WHY "it would create or change a git directory (HEAD, objects, refs), which git reads by any name"
@@ -262,7 +273,8 @@ static bool in_git_dir(const char *real)
 	return false;
 }
 
-/* 0, or the refusal for an fd in a .git or a git directory. */
+/* 0, or the refusal for an fd in a .git, a git directory or a path the
+ * person's git runs. */
 static int fd_git_check(int fd)
 {
 	char link[32], real[PATH_MAX];
@@ -276,7 +288,27 @@ static int fd_git_check(int fd)
 		return 0;
 	if (actor_path_in_git(real, guarded, n_guarded))
 		return refuse(EROFS);
-	return in_git_dir(real) ? refuse_why(EROFS, GIT_DIR_WHY) : 0;
+	if (in_git_dir(real))
+		return refuse_why(EROFS, GIT_DIR_WHY);
+	const char *why = gitpaths_why(&git_runs, real, false);
+	return why ? refuse_git_runs(why) : 0;
+}
+
+/* 0, or the refusal for the entry `name` in `dir` as a path the person's
+ * git runs: it, under it or, for a new entry but a directory (`making`),
+ * on the way to it. */
+static int entry_git_runs(int dir, const char *name, bool making)
+{
+	char link[32], real[PATH_MAX + NAME_MAX + 2];
+	if (git_runs.n == 0)
+		return 0; /* and a closed workspace: its directories are refused already */
+	snprintf(link, sizeof(link), "self/fd/%d", dir);
+	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
+	if (n <= 0)
+		return refuse_git_runs("the file actor cannot tell where it is");
+	snprintf(real + n, sizeof(real) - (size_t)n, "%s%s", real[n - 1] == '/' ? "" : "/", name);
+	const char *why = gitpaths_why(&git_runs, real, making);
+	return why ? refuse_git_runs(why) : 0;
 }
 
 /* Reopen an O_PATH descriptor as a real one: the same inode, no lookup. */
@@ -339,11 +371,18 @@ static int open_parent(int base, const char *path, char *name, size_t namelen, b
 	return fd < 0 ? -errno : fd;
 }
 
+/* What becomes of an entry: an existing one changed or removed, a new
+ * one (made, or renamed or linked there), a new empty directory. */
+enum entry_use { ENTRY_OLD, ENTRY_NEW, ENTRY_NEW_DIR };
+
 /* The checks for a new or changed entry `name` in directory `dir`. */
-static int check_entry(int dir, const char *name, bool creating)
+static int check_entry(int dir, const char *name, enum entry_use use)
 {
+	bool creating = use != ENTRY_OLD;
 	int rc = fd_git_check(dir);
 	if (rc < 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return rc;
+	if ((rc = entry_git_runs(dir, name, use == ENTRY_NEW)) < 0)
 		return rc;
 	bool dotgit = actor_name_is_git(name, strlen(name));
 	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
@@ -456,7 +495,7 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 			rc = -EISDIR;
 			break;
 		}
-		if ((rc = check_entry(dir, name, true)) < 0)
+		if ((rc = check_entry(dir, name, ENTRY_NEW)) < 0)
 			break;
 		rc = openat(dir, name, flags | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (rc >= 0)
@@ -470,13 +509,13 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 }
 
 /* The entry `path` itself (not followed): its parent and name, checked. */
-static int entry_at(int base, const char *path, char *name, size_t namelen, bool creating)
+static int entry_at(int base, const char *path, char *name, size_t namelen, enum entry_use use)
 {
 	bool slash;
 	int dir = open_parent(base, path, name, namelen, &slash);
 	if (dir < 0)
 		return dir;
-	int rc = check_entry(dir, name, creating);
+	int rc = check_entry(dir, name, use);
 	if (rc < 0) {
 		close(dir);
 		return rc;
@@ -538,7 +577,7 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 		}
 		return rc;
 	case ACTOR_MKDIR:
-		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+		if ((d = entry_at(base0, q->a, name, sizeof(name), ENTRY_NEW_DIR)) < 0)
 			return d;
 		rc = mkdirat(d, name, q->mode) < 0 ? -errno : 0;
 		break;
@@ -547,19 +586,19 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 			return rc;
 		if (S_ISCHR(q->mode) || S_ISBLK(q->mode))
 			return refuse_device();
-		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+		if ((d = entry_at(base0, q->a, name, sizeof(name), ENTRY_NEW)) < 0)
 			return d;
 		rc = mknodat(d, name, q->mode, (dev_t)q->len) < 0 ? -errno : 0;
 		break;
 	case ACTOR_SYMLINK: /* a: the link's text, b: where it is made */
-		if ((d = entry_at(base1, q->b, name, sizeof(name), true)) < 0)
+		if ((d = entry_at(base1, q->b, name, sizeof(name), ENTRY_NEW)) < 0)
 			return d;
 		rc = symlinkat(q->a, d, name) < 0 ? -errno : 0;
 		break;
 	case ACTOR_LINK: /* a: the existing file, b: the new name */
 		if ((t = target_of(base0, q->a, q->flags & AT_SYMLINK_FOLLOW)) < 0)
 			return t;
-		if ((d = entry_at(base1, q->b, name, sizeof(name), true)) < 0) {
+		if ((d = entry_at(base1, q->b, name, sizeof(name), ENTRY_NEW)) < 0) {
 			rc = d;
 			d = -1;
 			break;
@@ -568,20 +607,20 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 		rc = linkat(hostproc, link, d, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 		break;
 	case ACTOR_RENAME:
-		if ((d = entry_at(base0, q->a, name, sizeof(name), false)) < 0)
+		/* RENAME_EXCHANGE puts the destination at the source's name: a
+		 * new entry there too. */
+		if ((d = entry_at(base0, q->a, name, sizeof(name), q->flags & RENAME_EXCHANGE ? ENTRY_NEW : ENTRY_OLD)) <
+		    0)
 			return d;
-		if ((d2 = entry_at(base1, q->b, name2, sizeof(name2), true)) < 0) {
+		if ((d2 = entry_at(base1, q->b, name2, sizeof(name2), ENTRY_NEW)) < 0) {
 			rc = d2;
 			d2 = -1;
 			break;
 		}
-		/* RENAME_EXCHANGE moves the destination too: both names count. */
-		if ((q->flags & RENAME_EXCHANGE) && (rc = check_entry(d2, name2, false)) < 0)
-			break;
 		rc = renameat2(d, name, d2, name2, (unsigned)q->flags) < 0 ? -errno : 0;
 		break;
 	case ACTOR_UNLINK:
-		if ((d = entry_at(base0, q->a, name, sizeof(name), false)) < 0)
+		if ((d = entry_at(base0, q->a, name, sizeof(name), ENTRY_OLD)) < 0)
 			return d;
 		rc = unlinkat(d, name, q->flags & AT_REMOVEDIR) < 0 ? -errno : 0;
 		break;
@@ -607,7 +646,7 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 	case ACTOR_BIND:
 		if (fd1 < 0)
 			return -EBADF;
-		if ((d = entry_at(base0, q->a, name, sizeof(name), true)) < 0)
+		if ((d = entry_at(base0, q->a, name, sizeof(name), ENTRY_NEW)) < 0)
 			return d;
 		rc = bind_at(d, name, fd1);
 		break;
@@ -673,6 +712,7 @@ static void setup(int host_proc, const struct sandbox_spec *spec)
 		writable[n_writable++] = spec->workspace;
 	for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 		writable[n_writable++] = spec->profile->write_paths[i];
+	gitpaths_find(hostproc, spec->workspace, &git_runs);
 	struct stat tst;
 	if (stat("/tmp", &tst) == 0)
 		tmp_dev = tst.st_dev;

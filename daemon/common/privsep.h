@@ -108,6 +108,7 @@ enum privsep_denial_kind {
 	PRIVSEP_DENIAL_GIT,      /* a write that would create or change a .git */
 	PRIVSEP_DENIAL_MODE,     /* a setuid, setgid or world-writable mode */
 	PRIVSEP_DENIAL_DAEMON,   /* the daemon could not make the call (no actor, an undumpable caller) */
+	PRIVSEP_DENIAL_GIT_RUNS, /* a write to a path the person's git runs or reads as config */
 };
 #define PRIVSEP_DENIALS_MAX 4
 struct privsep_denial {

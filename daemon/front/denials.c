@@ -107,6 +107,12 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			    "live in /tmp",
 			    "refused %s", detail);
 			break;
+		case PRIVSEP_DENIAL_GIT_RUNS:
+			add(d, "git",
+			    "the repository's git config names this path (hooks, an included config, a command git "
+			    "runs by itself): change it outside the sandbox",
+			    "refused %s", detail);
+			break;
 		case PRIVSEP_DENIAL_MODE:
 			add(d, "mode", "use a mode without setuid, setgid or write for others (e.g. 755, 644)",
 			    "refused %s", detail);

@@ -36,7 +36,15 @@
  *   - anything inside a directory of that name: opening a file there for
  *     writing, creating, removing, renaming, linking, truncating or
  *     chmod-ing - EROFS, as the top-level .git (a read-only bind) answers;
- *   - moving or removing such a directory or gitfile itself - EROFS.
+ *   - moving or removing such a directory or gitfile itself - EROFS;
+ *   - the same in a directory git takes for a repository by any name
+ *     (HEAD, and objects/ and refs/ or a commondir: the `.bare` a gitfile
+ *     names, a bare repository), and making the last of those marks - EROFS,
+ *     EPERM;
+ *   - a path the workspace repository's own config names in the working
+ *     tree (core.hooksPath, an included config, a command git runs by
+ *     itself, a hook symlinked out of .git: asrun/gitpaths.c), or a new
+ *     entry other than a directory on the way to one - EACCES.
  *
  * One rule of the run's Landlock domain the mounts do not hold: a FIFO or
  * socket file opens for writing even on a read-only mount.  So an existing
@@ -51,11 +59,8 @@
  * a dangling symlink is followed by hand, so its target is checked too.
  *
  * Not guarded: the run's private /tmp and /dev/shm (gone with the run;
- * test suites make throw-away repositories there).  Kept as they are: bare
- * repositories (a directory with HEAD, objects/ and refs/ that is not named
- * .git: git uses one only when the person runs git inside it, which their
- * `safe.bareRepository=explicit` refuses), timestamps and ownership (no
- * code runs from them).
+ * test suites make throw-away repositories there).  Kept as they are:
+ * timestamps and ownership (no code runs from them).
  *
  * This file is the root half: it makes the actor and drops it (chroot,
  * uid, no_new_privs) before anything of the run is read; the half that

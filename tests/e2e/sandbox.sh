@@ -507,6 +507,43 @@ tcp Permission denied
 abstract sharness-abs
 autobind 6
 srwxr-xr-x$' probew
+# What the workspace's git config names in the working tree is run by the
+# person's git, outside the sandbox: hooks under core.hooksPath (husky's
+# .husky/_), a config file it includes (which may set core.fsmonitor), a
+# command it runs by itself, a hook symlinked out of .git.  A run may
+# change none of them, nor plant a link or a directory on the way to one.
+cp "$WS/.git/config" "$T/git-config.saved"
+printf '[core]\n\thooksPath = .husky/_\n\tfsmonitor = ./tools/fsmon.sh\n[include]\n\tpath = ../.gitconfig\n' >"$WS/.git/config"
+mkdir -p "$WS/tools" "$WS/scripts"
+printf '#!/bin/sh\n' >"$WS/tools/fsmon.sh"
+printf '#!/bin/sh\n' >"$WS/scripts/pre-push"
+ln -s ../../scripts/pre-push "$WS/.git/hooks/pre-push"
+chown -R 12345:12345 "$WS/tools" "$WS/scripts"
+runs_sum=$(cd "$WS" && sha256sum tools/fsmon.sh scripts/pre-push)
+runs_denied='Permission denied'
+verdict "git runs: core.hooksPath's directory cannot be planted, nor a link or a directory on the way to it" \
+	'ln -s /tmp/h .husky 2>&1; mkdir -p q/_ && mv q .husky 2>&1; mkdir -p .husky/_ 2>&1; rm -rf q' \
+	"$runs_denied.*$runs_denied.*cannot create directory ..husky/_.: $runs_denied" probew
+verdict "git runs: the config it includes cannot be planted" \
+	'printf "[core]\n\tfsmonitor = touch PWNED\n" > .gitconfig; ln -s /tmp/c .gitconfig 2>&1' \
+	"$runs_denied.*$runs_denied" probew
+verdict "git runs: the fsmonitor command cannot be changed, removed or linked out" \
+	'echo "touch PWNED" >> tools/fsmon.sh; rm tools/fsmon.sh 2>&1; ln tools/fsmon.sh f 2>&1' \
+	"$runs_denied.*$runs_denied.*$runs_denied" probew
+check_match "git runs: the denial names the key and the lock" \
+	"$(jf '.denials[] | "\(.lock): \(.detail) | \(.hint)"')" \
+	'^git: refused open tools/fsmon.sh: the person.s git runs it \(core.fsmonitor\) \| the repository.s git config names this path'
+verdict "git runs: nor the hook a symlink in .git leads to" 'echo "touch PWNED" >> scripts/pre-push' "$runs_denied" probew
+verdict "git runs: a directory on the way may be moved away, not back" 'mv tools tools-away && mv tools-away tools 2>&1' \
+	"$runs_denied" probew
+mv "$WS/tools-away" "$WS/tools" 2>/dev/null || true
+verdict "git runs: the rest of the tree is written as ever" \
+	'mkdir -p .husky && echo "npm test" > .husky/pre-commit && echo x > tools/other.sh && cat .husky/pre-commit && rm -r .husky tools/other.sh' \
+	'^npm test$' probew
+check_eq "git runs: nothing of it changed or was planted on the host" \
+	"$(cd "$WS" && sha256sum tools/fsmon.sh scripts/pre-push; ls -d .gitconfig .husky 2>/dev/null)" "$runs_sum"
+cp "$T/git-config.saved" "$WS/.git/config"
+rm -rf "$WS/tools" "$WS/scripts" "$WS/.git/hooks/pre-push" "$WS/.husky" "$WS/q"
 # A seccomp notification names the calling thread: a write through a dirfd
 # and a connect from a thread that does not lead its process are answered
 # as the main thread's are (Go, Java and threaded Python connect and remove

@@ -1,0 +1,199 @@
+/*
+ * test_gitpaths.c - which paths of a workspace the person's git runs or
+ * reads as config (gitpaths.c), read from real files in a temporary
+ * workspace.  That the actor refuses writes there, in a real sandbox, is
+ * tested end to end (tests/e2e/sandbox.sh "git runs: ...").
+ */
+#include "gitpaths.h"
+#include "harness.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char ws[PATH_MAX];
+
+static void put(const char *rel, const char *text)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", ws, rel);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* `cmd` run on the workspace, e.g. "rm -rf" or "mkdir -p" and a path in it. */
+static void sh(const char *cmd, const char *rel)
+{
+	char line[2 * PATH_MAX];
+	snprintf(line, sizeof(line), "%s '%s/%s'", cmd, ws, rel);
+	CHECK(system(line) == 0);
+}
+
+/* A fresh workspace with an empty .git/hooks (the last one removed). */
+static void workspace(void)
+{
+	char t[] = "/tmp/test_gitpaths.XXXXXX";
+	if (ws[0])
+		sh("rm -rf", "");
+	if (!mkdtemp(t) || !realpath(t, ws))
+		abort();
+	sh("mkdir -p", ".git/hooks");
+}
+
+static struct gitpaths found(void)
+{
+	struct gitpaths g = {0};
+	int proc = open("/proc", O_PATH | O_DIRECTORY);
+	gitpaths_find(proc, ws, &g);
+	close(proc);
+	return g;
+}
+
+static const char *why(const struct gitpaths *g, const char *rel, bool making)
+{
+	static char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", ws, rel);
+	return gitpaths_why(g, p, making);
+}
+
+TEST(no_config_no_paths)
+{
+	workspace();
+	struct gitpaths g = found();
+	CHECK_EQ_INT(g.n, 0);
+	CHECK(!g.closed);
+	CHECK(!why(&g, "src/a.c", true));
+}
+
+TEST(hooks_path_includes_and_commands)
+{
+	workspace();
+	put(".git/config", "\xef\xbb\xbf# the person's\n"
+			   "[core]\n"
+			   "\trepositoryformatversion = 0\n"
+			   "\thooksPath = .husky/_   ; husky 9\n"
+			   "\tfsmonitor = \"./tools/fsmon.sh\" --watch\n"
+			   "[include]\n"
+			   "\tpath = ../.gitconfig\n"
+			   "[includeIf \"gitdir:~/work/\"]\n"
+			   "\tpath = ~/work.gitconfig\n"
+			   "[filter \"lfs\"]\n"
+			   "\tclean = git-lfs clean -- %f\n"
+			   "[diff \"img\"]\n"
+			   "\ttextconv = python3 scripts/exif.py\n"
+			   "[alias]\n"
+			   "\tst = status\n"
+			   "\tfix = !sh ./bin/fix \\\n"
+			   "\t  --all\n"
+			   "[remote \"origin\"]\n"
+			   "\turl = ../upstream\n");
+	put(".gitconfig", "[core]\n\tpager = ./pager.sh\n");
+	struct gitpaths g = found();
+	CHECK(!g.closed);
+	CHECK_CONTAINS(why(&g, ".husky/_/pre-commit", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, ".husky/_", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, "tools/fsmon.sh", false), "core.fsmonitor");
+	CHECK_CONTAINS(why(&g, ".gitconfig", false), "include.path");
+	CHECK_CONTAINS(why(&g, "pager.sh", false), "core.pager"); /* from the included file */
+	CHECK_CONTAINS(why(&g, "scripts/exif.py", false), "textconv");
+	CHECK_CONTAINS(why(&g, "bin/fix", false), "alias");
+	/* On the way to one: a new entry there (a symlink, a moved directory)
+	 * would redirect git; a new directory alone does not. */
+	CHECK_CONTAINS(why(&g, ".husky", true), "core.hooksPath");
+	CHECK(!why(&g, ".husky", false));
+	CHECK(!why(&g, ".husky/pre-commit", true)); /* husky's own script: the project's file */
+	/* Not commands, nothing with a slash, not git's: free. */
+	CHECK(!why(&g, "upstream", true));
+	CHECK(!why(&g, "src/a.c", true));
+	CHECK(!why(&g, "tools/other.sh", true));
+	CHECK(!why(&g, ".huskyx", true));
+}
+
+TEST(symlinks_in_the_git_dir)
+{
+	workspace();
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/.git/hooks/pre-commit", ws);
+	CHECK(symlink("../../scripts/pre-commit", p) == 0);
+	snprintf(p, sizeof(p), "%s/real", ws);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/linked", ws);
+	CHECK(symlink("real", p) == 0);
+	put(".git/config", "[core]\n\thooksPath = linked/hooks\n");
+	struct gitpaths g = found();
+	CHECK_CONTAINS(why(&g, "scripts/pre-commit", false), "symlink in the repository's git directory");
+	/* As named and as it resolves now. */
+	CHECK_CONTAINS(why(&g, "linked/hooks/x", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, "real/hooks/x", false), "core.hooksPath");
+}
+
+TEST(a_gitfile_and_its_commondir)
+{
+	workspace();
+	/* ws/.git is a gitfile naming ws/wt (a worktree's git dir), whose
+	 * commondir is ws/main.git. */
+	sh("rm -rf", ".git");
+	sh("mkdir -p", "wt");
+	sh("mkdir -p", "main.git");
+	put(".git", "gitdir: wt\n");
+	put("wt/commondir", "../main.git\n");
+	put("main.git/config", "[core]\n\thooksPath = hooks-here\n");
+	put("wt/config.worktree", "[include]\n\tpath = ../wt.inc\n");
+	struct gitpaths g = found();
+	CHECK_CONTAINS(why(&g, "hooks-here/pre-push", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, "wt.inc", false), "include.path");
+}
+
+TEST(fails_closed)
+{
+	workspace();
+	/* A path too long to check closes the workspace; a long value that
+	 * names no path does not. */
+	char big[PATH_MAX + 200];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	char text[sizeof(big) + 64];
+	snprintf(text, sizeof(text), "[alias]\n\tlong = !echo %s\n", big);
+	put(".git/config", text);
+	struct gitpaths g = found();
+	CHECK(!g.closed);
+	big[0] = '/';
+	snprintf(text, sizeof(text), "[core]\n\thooksPath = h\n\teditor = %s\n", big);
+	put(".git/config", text);
+	g = found();
+	CHECK_CONTAINS(g.closed, "too long");
+	CHECK_STR(why(&g, "src/a.c", false), g.closed);
+	CHECK(!gitpaths_why(&g, "/elsewhere/x", true));
+	/* A malformed line stops the reading, as it stops git: what came
+	 * before it holds.  Includes that loop end at git's depth. */
+	workspace();
+	put(".git/config", "[core]\n\thooksPath = h\n\t= x\n[include]\n\tpath = ../later\n");
+	g = found();
+	CHECK(!g.closed);
+	CHECK_CONTAINS(why(&g, "h/x", false), "core.hooksPath");
+	CHECK(!why(&g, "later", false));
+	workspace();
+	put(".git/config", "[include]\n\tpath = ../a.inc\n");
+	put("a.inc", "[include]\n\tpath = a.inc\n[core]\n\thooksPath = h\n");
+	g = found();
+	CHECK(!g.closed);
+	CHECK_CONTAINS(why(&g, "h/x", false), "core.hooksPath");
+}
+
+int main(void)
+{
+	RUN(no_config_no_paths);
+	RUN(hooks_path_includes_and_commands);
+	RUN(symlinks_in_the_git_dir);
+	RUN(a_gitfile_and_its_commondir);
+	RUN(fails_closed);
+	sh("rm -rf", "");
+	return harness_done();
+}
