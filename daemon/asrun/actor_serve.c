@@ -56,7 +56,7 @@ static const char *writable[1 + PROFILE_LIST_MAX]; /* where the run's Landlock l
 static size_t n_writable;
 static dev_t tmp_dev, shm_dev; /* and the run's private /tmp and /dev/shm, by device: a
                                 * workspace below /tmp is mounted over it */
-static struct gitpaths git_runs; /* what the workspace's git config names in the tree */
+static struct gitrepos git_repos; /* what each repository's config names in its tree */
 
 /* A FIFO (or a socket file) opens for writing even on a read-only mount,
  * where only Landlock stops a run: the actor, outside the run's domain,
@@ -256,7 +256,10 @@ static bool is_git_dir(char *dir, size_t len, const char *adding)
 
 /* Is `real` (absolute, as the kernel prints it) a git directory or inside
  * one, from the guarded tree it lies in down?  One fstatat a level (HEAD)
- * where none is. */
+ * where none is.  On the way, each working tree with a .git (the
+ * workspace's own, a nested one) has its config read, once
+ * (gitrepos_visit), before anything there is written: two fstatat a
+ * level in all. */
 static bool in_git_dir(const char *real)
 {
 	char buf[PATH_MAX + sizeof("/commondir")];
@@ -269,6 +272,8 @@ static bool in_git_dir(const char *real)
 			buf[i] = '\0';
 			if (is_git_dir(buf, i, NULL))
 				return true;
+			if (has_entry(buf, i, ".git", NULL))
+				gitrepos_visit(&git_repos, hostproc, buf);
 		}
 	return false;
 }
@@ -290,7 +295,7 @@ static int fd_git_check(int fd)
 		return refuse(EROFS);
 	if (in_git_dir(real))
 		return refuse_why(EROFS, GIT_DIR_WHY);
-	const char *why = gitpaths_why(&git_runs, real, false);
+	const char *why = gitrepos_why(&git_repos, real, false);
 	return why ? refuse_git_runs(why) : 0;
 }
 
@@ -300,14 +305,14 @@ static int fd_git_check(int fd)
 static int entry_git_runs(int dir, const char *name, bool making)
 {
 	char link[32], real[PATH_MAX + NAME_MAX + 2];
-	if (git_runs.n == 0)
-		return 0; /* and a closed workspace: its directories are refused already */
+	if (git_repos.n == 0)
+		return 0; /* no repository on the way (fd_git_check walked it) */
 	snprintf(link, sizeof(link), "self/fd/%d", dir);
 	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
 	if (n <= 0)
 		return refuse_git_runs("the file actor cannot tell where it is");
 	snprintf(real + n, sizeof(real) - (size_t)n, "%s%s", real[n - 1] == '/' ? "" : "/", name);
-	const char *why = gitpaths_why(&git_runs, real, making);
+	const char *why = gitrepos_why(&git_repos, real, making);
 	return why ? refuse_git_runs(why) : 0;
 }
 
@@ -712,7 +717,6 @@ static void setup(int host_proc, const struct sandbox_spec *spec)
 		writable[n_writable++] = spec->workspace;
 	for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 		writable[n_writable++] = spec->profile->write_paths[i];
-	gitpaths_find(hostproc, spec->workspace, &git_runs);
 	struct stat tst;
 	if (stat("/tmp", &tst) == 0)
 		tmp_dev = tst.st_dev;

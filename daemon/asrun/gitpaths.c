@@ -1,6 +1,6 @@
 /*
- * gitpaths.c - which paths of a workspace the person's git runs or reads
- * as config (see gitpaths.h), read by the run's file actor at its start.
+ * gitpaths.c - which paths of a working tree the person's git runs or
+ * reads as config (see gitpaths.h), read by the run's file actor.
  *
  * The actor already closes every .git and git directory; but a
  * repository's config may name files in the working tree, which a run
@@ -13,21 +13,28 @@
  *                             prompt's and the IDE's too
  *   commands                core.fsmonitor, filter drivers (git status and
  *                             add run them), diff textconv, pagers, editors,
- *                             credential helpers, `!` aliases: every word
- *                             with a slash is taken for a path
- *   symlinks in the git dir `.git/hooks/pre-commit -> ../../scripts/x`
+ *                             credential helpers, hook.*.command, aliases,
+ *                             tools (the table below): every path-like piece
+ *   symlinks                in the git dir, its hooks/ and info/ and the
+ *                             hooks directory (`hooks/pre-commit -> ../../x`)
  *
  * Relative paths are where git takes them: an include's from the file
- * that names it, the rest from the top of the working tree (the
- * workspace).  Each is kept as named and as it resolves now, so neither a
- * symlink the run plants on the way nor one that is there already leads
- * around it.
+ * that names it, the rest from the top of the working tree.  Each is kept
+ * as named and as it resolves now, so neither a symlink the run plants on
+ * the way nor one that is there already leads around it.
  *
- * Not read: what the run cannot see (the person's ~/.gitconfig and
- * /etc/gitconfig; a `~/` path; a repository above the workspace) and
- * nested repositories' configs (their .git is closed already, but not the
- * paths they name).  A config that cannot be read in full closes the
- * workspace instead (`closed`): fail closed, with the reason.
+ * Each repository is read the first time a write passes through its
+ * working tree (the actor notes every .git on the way: actor_serve.c), so
+ * what a nested repository names inside its own tree is guarded before
+ * any write there.  Not read: what the run cannot see (the person's
+ * ~/.gitconfig and /etc/gitconfig; a `~/` path; a repository above the
+ * workspace).  What a command then loads from the tree (a hook manager's
+ * config, `python -m`'s modules) is the project's code, not git's.
+ *
+ * Fail closed: a config the actor cannot read in full (unreadable, over
+ * 1 MiB, a line it cannot parse where git would die too, includes deeper
+ * than git's 10, more paths than GITPATHS_MAX) or a git dir outside the
+ * run's view closes its working tree instead (`closed`), with the reason.
  *
  * Trust: the config is the person's; the working tree's files may be a
  * past run's.  Every size is bounded.
@@ -42,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +60,7 @@ struct ctx {
 	struct gitpaths *g;
 	int hostproc;
 	const char *worktree;
+	int link_depth; /* hooks directories met through symlinks, now */
 };
 
 /* base + "/" + rel (or rel alone, if absolute), with ".", ".." and
@@ -146,46 +155,96 @@ static void add(struct ctx *c, const char *path, const char *why)
 	g->n++;
 }
 
-/* Keep `rel` (from `base`) as named and as it resolves now. */
-static void keep(struct ctx *c, const char *base, const char *rel, const char *why)
+/* Is `path` the working tree or above it? */
+static bool holds_worktree(const struct ctx *c, const char *path)
+{
+	size_t n = strlen(path);
+	return n == 1 ||
+	       (strncmp(c->worktree, path, n) == 0 && (c->worktree[n] == '/' || c->worktree[n] == '\0'));
+}
+
+static void keep_links(struct ctx *c, const char *dir);
+
+/* Keep `rel` (from `base`) as named and as it resolves now.  A file
+ * (`file`: a command's word, an include) is never a directory that exists,
+ * nor the working tree or above it: git runs and reads files, and the
+ * `src/` of `prettier --write src/` is data.  A hooks directory is kept
+ * whole, with where the symlinks in it lead. */
+static void keep(struct ctx *c, const char *base, const char *rel, const char *why, bool file)
 {
 	char named[PATH_MAX], real[PATH_MAX];
+	struct stat st;
 	if (rel[0] == '\0' || rel[0] == '~')
 		return; /* a home directory: not in the run's view */
 	if (!join_normal(named, sizeof(named), base, rel)) {
 		close_all(c, "a path in the repository's git config is too long to check");
 		return;
 	}
+	if (file && (holds_worktree(c, named) || (stat(named, &st) == 0 && S_ISDIR(st.st_mode))))
+		return;
 	add(c, named, why);
-	if (resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0)
+	bool moved = resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
+	if (moved)
 		add(c, real, why);
+	if (!file)
+		keep_links(c, moved ? real : named);
 }
 
-/* Every word of a command with a slash in it (quotes taken off): a path
- * the command runs or reads, from the top of the working tree. */
+/* Every path-like piece of a command, from the top of the working tree:
+ * words split as a shell splits them (blanks and operators, quotes
+ * honoured), each split again at '=' and ':' (`--require=./x.js`,
+ * `ProxyCommand=./p`), a leading '!' dropped; a piece with a slash that
+ * is not an option, a variable or a URL's host part. */
 static void keep_words(struct ctx *c, const char *cmd, const char *why)
 {
 	char word[PATH_MAX];
 	for (const char *p = cmd; *p;) {
 		size_t n = 0;
+		char quote = 0;
 		while (*p && strchr(" \t\n;|&<>()", *p))
 			p++;
-		while (*p && !strchr(" \t\n;|&<>()", *p)) {
-			if (*p != '"' && *p != '\'' && n < sizeof(word) - 1)
+		for (; *p && (quote || !strchr(" \t\n;|&<>()", *p)); p++)
+			if (quote ? *p == quote : (*p == '"' || *p == '\''))
+				quote = quote ? 0 : *p;
+			else if (n < sizeof(word) - 1)
 				word[n++] = *p;
-			p++;
-		}
 		word[n] = '\0';
-		if (strchr(word, '/') && !strchr(word, '$') && !strstr(word, "://") && word[0] != '-')
-			keep(c, c->worktree, word, why);
+		char *save = NULL;
+		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
+			piece += piece[0] == '!';
+			if (strchr(piece, '/') && piece[0] != '-' && !strchr(piece, '$') &&
+			    strncmp(piece, "//", 2) != 0)
+				keep(c, c->worktree, piece, why, true);
+		}
 	}
 }
 
 /* Config keys whose value git runs as a command (the subsection, where
- * there is one, is any driver's or helper's name). */
+ * there is one, is any driver's, tool's or helper's name; key NULL: every
+ * key of the section). */
 static const struct {
 	const char *section, *key, *name;
 } commands[] = {
+    {"alias", NULL, "an alias"},
+    {"pager", NULL, "a pager"},
+    {"hook", "command", "hook.*.command"},
+    {"diff", "external", "diff.external"},
+    {"interactive", "difffilter", "interactive.diffFilter"},
+    {"gpg", "defaultkeycommand", "gpg.ssh.defaultKeyCommand"},
+    {"core", "gitproxy", "core.gitProxy"},
+    {"submodule", "update", "submodule.*.update"},
+    {"remote", "uploadpack", "remote.*.uploadpack"},
+    {"remote", "receivepack", "remote.*.receivepack"},
+    {"trailer", "cmd", "trailer.*.cmd"},
+    {"trailer", "command", "trailer.*.command"},
+    {"difftool", "cmd", "difftool.*.cmd"},
+    {"difftool", "path", "difftool.*.path"},
+    {"mergetool", "cmd", "mergetool.*.cmd"},
+    {"mergetool", "path", "mergetool.*.path"},
+    {"sendemail", "sendmailcmd", "sendemail.sendmailCmd"},
+    {"sendemail", "tocmd", "sendemail.toCmd"},
+    {"sendemail", "cccmd", "sendemail.ccCmd"},
+    {"sendemail", "headercmd", "sendemail.headerCmd"},
     {"core", "fsmonitor", "core.fsmonitor"},
     {"core", "pager", "core.pager"},
     {"core", "editor", "core.editor"},
@@ -219,21 +278,21 @@ static void entry(struct ctx *c, const char *file, const char *section, const ch
 		char *slash = strrchr(dir, '/');
 		if (slash)
 			*(slash == dir ? slash + 1 : slash) = '\0';
-		keep(c, dir, value, "the person's git reads it as config (include.path)");
+		keep(c, dir, value, "the person's git reads it as config (include.path)", true);
 		if (value[0] != '~' && join_normal(path, sizeof(path), dir, value))
 			read_config(c, path, depth + 1);
 		return;
 	}
 	if (strcmp(section, "core") == 0 && strcmp(key, "hookspath") == 0) {
-		keep(c, c->worktree, value, "the person's git runs the hooks there (core.hooksPath)");
-		return;
-	}
-	if (strcmp(section, "alias") == 0 && value[0] == '!') {
-		keep_words(c, value + 1, "the person's git runs it (an alias)");
+		/* A pathname value: git 2.52 strips an ":(optional)" prefix. */
+		const char *dir_value = strncmp(value, ":(optional)", 11) == 0 ? value + 11 : value;
+		keep(c, c->worktree, dir_value, "the person's git runs the hooks there (core.hooksPath)",
+		     false);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(section, commands[i].section) == 0 && strcmp(key, commands[i].key) == 0) {
+		if (strcmp(section, commands[i].section) == 0 &&
+		    (!commands[i].key || strcmp(key, commands[i].key) == 0)) {
 			snprintf(why, sizeof(why), "the person's git runs it (%s)", commands[i].name);
 			keep_words(c, value, why);
 			return;
@@ -292,8 +351,12 @@ static const char *value_of(const char *p, const char *end, char *out, size_t si
 			continue;
 		}
 		if (ch == '\\') {
+			/* A line continuation, in a CRLF file too; at the end of the
+			 * file git reads a newline. */
 			if (p >= end)
-				return NULL;
+				break;
+			if (*p == '\r' && p + 1 < end && p[1] == '\n')
+				p++;
 			ch = *p++;
 			if (ch == '\n')
 				continue;
@@ -315,12 +378,14 @@ static const char *value_of(const char *p, const char *end, char *out, size_t si
 	return p;
 }
 
-/* Git stops at a malformed config and runs nothing; so do we, keeping
- * what was found before it. */
+/* Git dies on a config it cannot parse; where we cannot parse one, the
+ * working tree is closed (what we and git read differently then refuses
+ * writes rather than letting one through). */
 static void parse(struct ctx *c, const char *file, const char *p, const char *end, char *value, int depth)
 {
 	char section[64] = "", key[64];
-	while (p < end) {
+	bool bad = false;
+	while (p < end && !bad) {
 		if (isspace((unsigned char)*p)) {
 			p++;
 			continue;
@@ -331,12 +396,15 @@ static void parse(struct ctx *c, const char *file, const char *p, const char *en
 			continue;
 		}
 		if (*p == '[') {
-			if (!(p = header(p + 1, end, section, sizeof(section))))
-				return;
+			const char *next = header(p + 1, end, section, sizeof(section));
+			bad = !next;
+			p = next;
 			continue;
 		}
-		if (!isalpha((unsigned char)*p))
-			return;
+		if (!isalpha((unsigned char)*p)) {
+			bad = true;
+			break;
+		}
 		size_t k = 0;
 		for (; p < end && (isalnum((unsigned char)*p) || *p == '-'); p++)
 			if (k < sizeof(key) - 1)
@@ -345,20 +413,34 @@ static void parse(struct ctx *c, const char *file, const char *p, const char *en
 		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
 			p++;
 		if (p < end && *p == '=') {
-			if (!(p = value_of(p + 1, end, value, (size_t)(end - p) + 1)))
-				return;
+			const char *next = value_of(p + 1, end, value, (size_t)(end - p) + 1);
+			if (!next) {
+				bad = true;
+				break;
+			}
+			p = next;
 			entry(c, file, section, key, value, depth);
-		} else if (p < end && *p != '\n' && *p != '#' && *p != ';')
-			return;
-		else
+		} else if (p < end && *p != '\n' && *p != '#' && *p != ';') {
+			bad = true;
+			break;
+		} else
 			entry(c, file, section, key, NULL, depth);
+		if (c->g->closed)
+			return; /* no need to read on */
 	}
+	if (bad)
+		close_all(c, "the repository's git config has a line the file actor cannot parse");
 }
 
 static void read_config(struct ctx *c, const char *file, int depth)
 {
-	if (depth > INCLUDE_DEPTH_MAX)
-		return; /* git refuses such a config, and runs nothing */
+	if (depth > INCLUDE_DEPTH_MAX) {
+		/* git dies on it; and k includes of itself would cost k^10 reads */
+		close_all(c, "the repository's git config includes deeper than git's limit of 10");
+		return;
+	}
+	if (c->g->closed)
+		return;
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
@@ -375,8 +457,10 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		close_all(c, "the repository's git config is over 1 MiB: the file actor does not read it");
 		goto out;
 	}
-	n = read(fd, buf, (size_t)st.st_size + 1);
-	if (n < 0 || n > st.st_size) {
+	for (ssize_t got = 1; got > 0 && n <= st.st_size; n += got)
+		if ((got = read(fd, buf + n, (size_t)(st.st_size + 1 - n))) < 0)
+			break;
+	if (n != st.st_size) {
 		close_all(c, "the file actor cannot read the repository's git config");
 		goto out;
 	}
@@ -409,41 +493,73 @@ static bool first_line(const char *file, const char *prefix, char *out, size_t s
 }
 
 /* Each symlink directly in `dir` (of the git dir): where it leads. */
+/* Each symlink directly in `dir` (of the git dir, or a hooks directory):
+ * where it leads, from where `dir` really is.  A directory reached so is
+ * kept whole (`.git/hooks -> ../githooks`), two levels deep at most. */
 static void keep_links(struct ctx *c, const char *dir)
 {
 	DIR *d = opendir(dir);
-	if (!d)
+	if (!d) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			close_all(c, "the file actor cannot read the repository's hooks");
 		return;
+	}
+	char link[32], real[PATH_MAX], target[PATH_MAX], why[128];
+	snprintf(link, sizeof(link), "self/fd/%d", dirfd(d));
+	ssize_t r = readlinkat(c->hostproc, link, real, sizeof(real) - 1);
+	if (r <= 0 || c->link_depth >= 2) {
+		closedir(d);
+		return;
+	}
+	real[r] = '\0';
+	c->link_depth++;
 	struct dirent *e;
-	char target[PATH_MAX], why[128];
+	struct stat st;
 	while ((e = readdir(d))) {
-		if (e->d_type != DT_LNK)
+		if (e->d_type != DT_LNK &&
+		    !(e->d_type == DT_UNKNOWN &&
+		      fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)))
 			continue;
 		ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		snprintf(why, sizeof(why), "a symlink in the repository's git directory leads here (%.60s)",
+		snprintf(why, sizeof(why),
+			 "a symlink in the repository's git directory or hooks leads here (%.60s)",
 			 e->d_name);
-		keep(c, dir, target, why);
+		bool is_dir = fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+		keep(c, real, target, why, !is_dir);
 	}
+	c->link_depth--;
 	closedir(d);
 }
 
-void gitpaths_find(int hostproc, const char *workspace, struct gitpaths *g)
+void gitpaths_find(int hostproc, const char *worktree, struct gitpaths *g)
 {
-	struct ctx c = {.g = g, .hostproc = hostproc, .worktree = workspace};
+	struct ctx c = {.g = g, .hostproc = hostproc, .worktree = worktree};
 	char dotgit[PATH_MAX], line[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], path[PATH_MAX];
 	struct stat st;
-	if (!join_normal(dotgit, sizeof(dotgit), workspace, ".git") || lstat(dotgit, &st) < 0)
+	if (!(g->root = strdup(worktree))) {
+		close_all(&c, "the file actor ran out of memory reading the repository's git config");
+		return;
+	}
+	if (!join_normal(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
 		return;
 	if (S_ISREG(st.st_mode)) {
-		/* A gitfile: "gitdir: PATH", PATH from the workspace. */
+		/* A gitfile: "gitdir: PATH", PATH from the worktree. */
 		if (!first_line(dotgit, "gitdir: ", line, sizeof(line)) ||
-		    !join_normal(gitdir, sizeof(gitdir), workspace, line))
+		    !join_normal(gitdir, sizeof(gitdir), worktree, line))
 			return;
 	} else if (!resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
 		return;
+	/* A linked worktree's, a submodule's or a separate git dir may lie
+	 * outside the run's view: what its config names is then unknown. */
+	if (stat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close_all(&c,
+			  "the repository's git directory is outside the run's view (a linked worktree or a "
+			  "submodule?), so the file actor cannot read its config");
+		return;
+	}
 	if (!join_normal(path, sizeof(path), gitdir, "commondir") ||
 	    !first_line(path, "", line, sizeof(line)) || !join_normal(common, sizeof(common), gitdir, line))
 		memcpy(common, gitdir, sizeof(common));
@@ -458,25 +574,59 @@ void gitpaths_find(int hostproc, const char *workspace, struct gitpaths *g)
 		keep_links(&c, path);
 	if (join_normal(path, sizeof(path), common, "info"))
 		keep_links(&c, path);
-	g->root = workspace;
+}
+
+void gitpaths_free(struct gitpaths *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->path[i]);
+		free(g->why[i]);
+	}
+	free(g->root);
+	*g = (struct gitpaths){0};
+}
+
+void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->repo[i].root && strcmp(rs->repo[i].root, worktree) == 0)
+			return;
+	struct gitpaths *g = &rs->repo[rs->next];
+	rs->next = (rs->next + 1) % GITREPOS_MAX;
+	if (rs->n < GITREPOS_MAX)
+		rs->n++;
+	gitpaths_free(g);
+	gitpaths_find(hostproc, worktree, g);
+}
+
+const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		const char *why = gitpaths_why(&rs->repo[i], path, making);
+		if (why)
+			return why;
+	}
+	return NULL;
 }
 
 const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making)
 {
 	size_t m = strlen(path);
-	if (g->closed && g->root) {
-		size_t r = strlen(g->root);
+	if (g->closed) {
+		size_t r = g->root ? strlen(g->root) : 0;
 		while (r > 1 && g->root[r - 1] == '/')
 			r--;
-		if (strncmp(path, g->root, r) == 0 && (path[r] == '/' || path[r] == '\0'))
+		if (!g->root || (strncmp(path, g->root, r) == 0 && (path[r] == '/' || path[r] == '\0')))
 			return g->closed;
 	}
 	for (size_t i = 0; i < g->n; i++) {
 		const char *p = g->path[i];
 		size_t n = strlen(p);
-		if (n == 1 || (strncmp(path, p, n) == 0 && (path[n] == '/' || path[n] == '\0')))
+		/* Without case: a casefolded directory (chattr +F, vfat) finds
+		 * .githooks by .GITHOOKS. */
+		if (n == 1 || (strncasecmp(path, p, n) == 0 && (path[n] == '/' || path[n] == '\0')))
 			return g->why[i]; /* it, or under it */
-		if (making && m < n && strncmp(p, path, m) == 0 && p[m] == '/')
+		if (making && m < n && strncasecmp(p, path, m) == 0 && p[m] == '/')
 			return g->why[i]; /* on the way to it */
 	}
 	return NULL;

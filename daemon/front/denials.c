@@ -109,8 +109,9 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			break;
 		case PRIVSEP_DENIAL_GIT_RUNS:
 			add(d, "git",
-			    "the repository's git config names this path (hooks, an included config, a command git "
-			    "runs by itself): change it outside the sandbox",
+			    "the person's git would run or read this path (hooks, an included config, a command git "
+			    "runs by itself): change it outside the sandbox; where the repository's git directory "
+			    "lies outside the workspace, add it to the profile's read_paths",
 			    "refused %s", detail);
 			break;
 		case PRIVSEP_DENIAL_MODE:

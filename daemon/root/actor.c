@@ -41,10 +41,11 @@
  *     (HEAD, and objects/ and refs/ or a commondir: the `.bare` a gitfile
  *     names, a bare repository), and making the last of those marks - EROFS,
  *     EPERM;
- *   - a path the workspace repository's own config names in the working
- *     tree (core.hooksPath, an included config, a command git runs by
- *     itself, a hook symlinked out of .git: asrun/gitpaths.c), or a new
- *     entry other than a directory on the way to one - EACCES.
+ *   - a path a repository's own config names in its working tree, the
+ *     workspace's or a nested one's (core.hooksPath, an included config, a
+ *     command git runs by itself, a hook symlinked out of .git:
+ *     asrun/gitpaths.c), or a new entry other than a directory on the way
+ *     to one - EACCES.
  *
  * One rule of the run's Landlock domain the mounts do not hold: a FIFO or
  * socket file opens for writing even on a read-only mount.  So an existing

@@ -532,7 +532,7 @@ verdict "git runs: the fsmonitor command cannot be changed, removed or linked ou
 	"$runs_denied.*$runs_denied.*$runs_denied" probew
 check_match "git runs: the denial names the key and the lock" \
 	"$(jf '.denials[] | "\(.lock): \(.detail) | \(.hint)"')" \
-	'^git: refused open tools/fsmon.sh: the person.s git runs it \(core.fsmonitor\) \| the repository.s git config names this path'
+	'^git: refused open tools/fsmon.sh: the person.s git runs it \(core.fsmonitor\) \| the person.s git would run or read this path'
 verdict "git runs: nor the hook a symlink in .git leads to" 'echo "touch PWNED" >> scripts/pre-push' "$runs_denied" probew
 verdict "git runs: a directory on the way may be moved away, not back" 'mv tools tools-away && mv tools-away tools 2>&1' \
 	"$runs_denied" probew
@@ -542,6 +542,17 @@ verdict "git runs: the rest of the tree is written as ever" \
 	'^npm test$' probew
 check_eq "git runs: nothing of it changed or was planted on the host" \
 	"$(cd "$WS" && sha256sum tools/fsmon.sh scripts/pre-push; ls -d .gitconfig .husky 2>/dev/null)" "$runs_sum"
+# A nested repository's config is read when a write first reaches its tree
+# (a workspace of many clones has no top-level .git at all).
+cp "$WS/vendor/dep/.git/config" "$T/dep-config.saved"
+git config --file "$WS/vendor/dep/.git/config" core.hooksPath .githooks
+verdict "git runs: a nested repository's hooks directory too" \
+	'mkdir vendor/dep/.githooks 2>&1; ln -s /tmp/h vendor/dep/.githooks 2>&1; mkdir -p vendor/dep/src && echo ok > vendor/dep/src/a && cat vendor/dep/src/a' \
+	"$runs_denied.*$runs_denied.*
+ok$" probew
+check "git runs: no hooks directory was made in it on the host" test ! -e "$WS/vendor/dep/.githooks" -a ! -L "$WS/vendor/dep/.githooks"
+cp "$T/dep-config.saved" "$WS/vendor/dep/.git/config"
+rm -rf "$WS/vendor/dep/src"
 cp "$T/git-config.saved" "$WS/.git/config"
 rm -rf "$WS/tools" "$WS/scripts" "$WS/.git/hooks/pre-push" "$WS/.husky" "$WS/q"
 # A seccomp notification names the calling thread: a write through a dirfd

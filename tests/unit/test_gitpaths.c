@@ -56,6 +56,13 @@ static struct gitpaths found(void)
 	return g;
 }
 
+static const char *why_all(const struct gitrepos *rs, const char *rel)
+{
+	static char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", ws, rel);
+	return gitrepos_why(rs, p, false);
+}
+
 static const char *why(const struct gitpaths *g, const char *rel, bool making)
 {
 	static char p[PATH_MAX + 64];
@@ -70,6 +77,7 @@ TEST(no_config_no_paths)
 	CHECK_EQ_INT(g.n, 0);
 	CHECK(!g.closed);
 	CHECK(!why(&g, "src/a.c", true));
+	gitpaths_free(&g);
 }
 
 TEST(hooks_path_includes_and_commands)
@@ -114,6 +122,7 @@ TEST(hooks_path_includes_and_commands)
 	CHECK(!why(&g, "src/a.c", true));
 	CHECK(!why(&g, "tools/other.sh", true));
 	CHECK(!why(&g, ".huskyx", true));
+	gitpaths_free(&g);
 }
 
 TEST(symlinks_in_the_git_dir)
@@ -132,6 +141,7 @@ TEST(symlinks_in_the_git_dir)
 	/* As named and as it resolves now. */
 	CHECK_CONTAINS(why(&g, "linked/hooks/x", false), "core.hooksPath");
 	CHECK_CONTAINS(why(&g, "real/hooks/x", false), "core.hooksPath");
+	gitpaths_free(&g);
 }
 
 TEST(a_gitfile_and_its_commondir)
@@ -149,6 +159,7 @@ TEST(a_gitfile_and_its_commondir)
 	struct gitpaths g = found();
 	CHECK_CONTAINS(why(&g, "hooks-here/pre-push", false), "core.hooksPath");
 	CHECK_CONTAINS(why(&g, "wt.inc", false), "include.path");
+	gitpaths_free(&g);
 }
 
 TEST(fails_closed)
@@ -164,6 +175,7 @@ TEST(fails_closed)
 	put(".git/config", text);
 	struct gitpaths g = found();
 	CHECK(!g.closed);
+	gitpaths_free(&g);
 	big[0] = '/';
 	snprintf(text, sizeof(text), "[core]\n\thooksPath = h\n\teditor = %s\n", big);
 	put(".git/config", text);
@@ -171,20 +183,105 @@ TEST(fails_closed)
 	CHECK_CONTAINS(g.closed, "too long");
 	CHECK_STR(why(&g, "src/a.c", false), g.closed);
 	CHECK(!gitpaths_why(&g, "/elsewhere/x", true));
-	/* A malformed line stops the reading, as it stops git: what came
-	 * before it holds.  Includes that loop end at git's depth. */
+	gitpaths_free(&g);
+	/* A line git cannot parse either (git dies on it): the tree is closed. */
 	workspace();
 	put(".git/config", "[core]\n\thooksPath = h\n\t= x\n[include]\n\tpath = ../later\n");
 	g = found();
-	CHECK(!g.closed);
-	CHECK_CONTAINS(why(&g, "h/x", false), "core.hooksPath");
-	CHECK(!why(&g, "later", false));
+	CHECK_CONTAINS(g.closed, "cannot parse");
+	gitpaths_free(&g);
+	/* A git dir outside the run's view (a linked worktree's): closed. */
+	workspace();
+	sh("rm -rf", ".git");
+	put(".git", "gitdir: /nonexistent/main/.git/worktrees/x\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "outside the run's view");
+	gitpaths_free(&g);
+	/* Includes that include themselves end at git's depth, closed. */
 	workspace();
 	put(".git/config", "[include]\n\tpath = ../a.inc\n");
-	put("a.inc", "[include]\n\tpath = a.inc\n[core]\n\thooksPath = h\n");
+	put("a.inc", "[include]\n\tpath = a.inc\n\tpath = a.inc\n[core]\n\thooksPath = h\n");
 	g = found();
+	CHECK_CONTAINS(g.closed, "deeper than git's limit");
+	gitpaths_free(&g);
+}
+
+/* What the review of session 33 found, each as git reads it. */
+TEST(as_git_reads_it)
+{
+	workspace();
+	sh("mkdir -p", "src");
+	sh("mkdir -p", ".githooks");
+	sh("mkdir -p", "githooks");
+	put("scripts-check", "");
+	put(".git/config",
+	    "[core]\r\n\thooksPath = \":(optional).githooks\"\r\n"
+	    "[alias]\r\n\tl = \"!git log --format='%h / %s'\"\r\n"
+	    "\tfmt = !npx prettier --write src/\r\n"
+	    "\tlg = -c core.pager=./tools/p log\r\n"
+	    "\tci = \"!echo a \\\r\n b\"\r\n"
+	    "[credential]\r\n\thelper = \"!./tools/cred.sh\"\r\n"
+	    "[hook \"lint\"]\r\n\tcommand = node --require=./tools/x.js \\\"./my tools/lint.sh\\\"\r\n"
+	    "\tevent = pre-commit\r\n"
+	    "[core]\n\tfsmonitor = ./tools/last.sh\\");
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/.githooks/pre-commit", ws);
+	CHECK(symlink("../scripts-check", p) == 0);
+	sh("rm -rf", ".git/hooks");
+	snprintf(p, sizeof(p), "%s/.git/hooks", ws);
+	CHECK(symlink("../githooks", p) == 0);
+	snprintf(p, sizeof(p), "%s/githooks/pre-push", ws);
+	CHECK(symlink("../pushed.sh", p) == 0);
+	struct gitpaths g = found();
 	CHECK(!g.closed);
-	CHECK_CONTAINS(why(&g, "h/x", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, ".githooks/x", false), "core.hooksPath");
+	CHECK_CONTAINS(why(&g, ".GITHOOKS/x", true), "core.hooksPath"); /* a casefolded directory */
+	CHECK_CONTAINS(why(&g, "scripts-check", false), "symlink");	/* from inside hooksPath */
+	CHECK_CONTAINS(why(&g, "githooks/x", false), "symlink");	/* .git/hooks is one */
+	CHECK_CONTAINS(why(&g, "pushed.sh", false), "symlink");		/* from where githooks is */
+	CHECK_CONTAINS(why(&g, "tools/p", false), "alias");
+	CHECK_CONTAINS(why(&g, "tools/cred.sh", false), "credential.helper");
+	CHECK_CONTAINS(why(&g, "tools/x.js", false), "hook.*.command");
+	CHECK_CONTAINS(why(&g, "my tools/lint.sh", false), "hook.*.command");
+	CHECK_CONTAINS(why(&g, "tools/last.sh", false), "core.fsmonitor"); /* after a CRLF continuation */
+	/* Data, not a program: a lone "/", an existing directory. */
+	CHECK(!why(&g, "src/a.c", true));
+	CHECK(!gitpaths_why(&g, "/tmp/x", true));
+	gitpaths_free(&g);
+}
+
+/* Nested repositories are read as writes reach them, each once; past
+ * GITREPOS_MAX the oldest is read again. */
+TEST(repositories_read_as_met)
+{
+	workspace();
+	put(".git/config", "[core]\n\thooksPath = top-hooks\n");
+	sh("mkdir -p", "vendor/dep/.git");
+	put("vendor/dep/.git/config", "[core]\n\thooksPath = .githooks\n");
+	static struct gitrepos rs;
+	int proc = open("/proc", O_PATH | O_DIRECTORY);
+	char dep[PATH_MAX + 16];
+	snprintf(dep, sizeof(dep), "%s/vendor/dep", ws);
+	gitrepos_visit(&rs, proc, ws);
+	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
+	gitrepos_visit(&rs, proc, dep);
+	gitrepos_visit(&rs, proc, dep);
+	CHECK_EQ_INT(rs.n, 2);
+	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
+	CHECK_CONTAINS(why_all(&rs, "top-hooks/x"), "core.hooksPath");
+	CHECK(!why_all(&rs, ".githooks/x"));
+	char other[PATH_MAX + 16];
+	for (int i = 0; i < GITREPOS_MAX; i++) {
+		snprintf(other, sizeof(other), "%s/o%d", ws, i);
+		gitrepos_visit(&rs, proc, other);
+	}
+	CHECK_EQ_INT(rs.n, GITREPOS_MAX);
+	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
+	gitrepos_visit(&rs, proc, dep);
+	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
+	for (int i = 0; i < GITREPOS_MAX; i++)
+		gitpaths_free(&rs.repo[i]);
+	close(proc);
 }
 
 int main(void)
@@ -194,6 +291,8 @@ int main(void)
 	RUN(symlinks_in_the_git_dir);
 	RUN(a_gitfile_and_its_commondir);
 	RUN(fails_closed);
+	RUN(repositories_read_as_met);
+	RUN(as_git_reads_it);
 	sh("rm -rf", "");
 	return harness_done();
 }
