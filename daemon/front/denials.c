@@ -111,7 +111,7 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			add(d, "git",
 			    "the person's git would run or read this path (hooks, an included config, a command git "
 			    "runs by itself): change it outside the sandbox; where the repository's git directory "
-			    "lies outside the workspace, add it to the profile's read_paths",
+			    "lies outside the workspace, add it to the profile's read_paths or serve the main checkout",
 			    "refused %s", detail);
 			break;
 		case PRIVSEP_DENIAL_MODE:
