@@ -230,16 +230,27 @@ bool actor_path_in_git(const char *path, const char *const *trees, size_t n_tree
 }
 
 /* Is there an entry `name` in the directory whose path is `dir` (len
- * bytes, with room for "/commondir" after it)?  `adding` counts as one. */
+ * bytes, with room for "/commondir" after it)?  1 yes, 0 no, -errno when
+ * the kernel cannot say (a directory on the way the run made unsearchable,
+ * a path too long): never taken for "no".  `adding` counts as there; `st`,
+ * if given, gets the entry's. */
+static int entry_state(char *dir, size_t len, const char *name, const char *adding, struct stat *st)
+{
+	struct stat own;
+	if (adding && strcmp(adding, name) == 0)
+		return 1;
+	snprintf(dir + len, sizeof("/commondir"), "/%s", name);
+	int rc = fstatat(AT_FDCWD, dir, st ? st : &own, AT_SYMLINK_NOFOLLOW) == 0 ? 1
+	         : errno == ENOENT || errno == ENOTDIR                            ? 0
+	                                                                           : -errno;
+	dir[len] = '\0';
+	return rc;
+}
+
+/* Fail closed: an entry the kernel cannot rule out counts as there. */
 static bool has_entry(char *dir, size_t len, const char *name, const char *adding)
 {
-	struct stat st;
-	if (adding && strcmp(adding, name) == 0)
-		return true;
-	snprintf(dir + len, sizeof("/commondir"), "/%s", name);
-	bool yes = fstatat(AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	dir[len] = '\0';
-	return yes;
+	return entry_state(dir, len, name, adding, NULL) != 0;
 }
 
 /* Is the directory at `dir` a git directory by git's own test (setup.c,
@@ -254,28 +265,44 @@ static bool is_git_dir(char *dir, size_t len, const char *adding)
 	        has_entry(dir, len, "commondir", adding));
 }
 
+#define UNSURE_WHY "a directory on the way cannot be searched, so the file actor cannot tell whether it is in a repository"
+
 /* Is `real` (absolute, as the kernel prints it) a git directory or inside
- * one, from the guarded tree it lies in down?  One fstatat a level (HEAD)
- * where none is.  On the way, each working tree with a .git (the
- * workspace's own, a nested one) has its config read, once
- * (gitrepos_visit), before anything there is written: two fstatat a
- * level in all. */
-static bool in_git_dir(const char *real)
+ * one, from the guarded tree it lies in down?  1 yes, 0 no, -1 cannot
+ * tell.  One fstatat a level (HEAD) where none is.  On the way, each
+ * working tree with a .git (the workspace's own, a nested one) has its
+ * config read (gitrepos_visit) before anything there is written: two
+ * fstatat a level in all.  A level the kernel cannot search is "cannot
+ * tell" (`chmod 000 ..` would hide a repository), but for `real` itself:
+ * an unsearchable directory is acted on only as a whole (`chmod 755 d`
+ * after `chmod 000 d`), nothing in it can be reached. */
+static int in_git_dir(const char *real)
 {
 	char buf[PATH_MAX + sizeof("/commondir")];
 	size_t skip = guarded_len(real, guarded, n_guarded), n = strlen(real);
-	if (skip == SIZE_MAX || n >= PATH_MAX)
-		return skip != SIZE_MAX; /* too long to tell: refuse */
+	if (skip == SIZE_MAX)
+		return 0;
+	if (n >= PATH_MAX - 1)
+		return -1; /* too long to tell */
 	for (size_t i = skip; i <= n; i++)
 		if (real[i] == '/' || real[i] == '\0') {
-			memcpy(buf, real, i); /* the prefix alone: has_entry writes after it */
+			struct stat st;
+			memcpy(buf, real, i); /* the prefix alone: entry_state writes after it */
 			buf[i] = '\0';
-			if (is_git_dir(buf, i, NULL))
-				return true;
-			if (has_entry(buf, i, ".git", NULL))
-				gitrepos_visit(&git_repos, hostproc, buf);
+			int head = entry_state(buf, i, "HEAD", NULL, NULL);
+			if (head == -EACCES && i == n)
+				continue;
+			if (head < 0)
+				return -1;
+			if (head && is_git_dir(buf, i, NULL))
+				return 1;
+			int dotgit = entry_state(buf, i, ".git", NULL, &st);
+			if (dotgit < 0)
+				return -1;
+			if (dotgit)
+				gitrepos_visit(&git_repos, hostproc, buf, st.st_dev, st.st_ino);
 		}
-	return false;
+	return 0;
 }
 
 /* 0, or the refusal for an fd in a .git, a git directory or a path the
@@ -285,16 +312,17 @@ static int fd_git_check(int fd)
 	char link[32], real[PATH_MAX];
 	snprintf(link, sizeof(link), "self/fd/%d", fd);
 	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
-	if (n <= 0)
-		return refuse(EROFS); /* cannot tell: refuse */
+	if (n <= 0 || n == (ssize_t)sizeof(real) - 1)
+		return refuse(EROFS); /* cannot tell (or cut): refuse */
 	real[n] = '\0';
 	/* "pipe:[N]", "socket:[N]", "anon_inode:...": in no directory at all. */
 	if (real[0] != '/')
 		return 0;
 	if (actor_path_in_git(real, guarded, n_guarded))
 		return refuse(EROFS);
-	if (in_git_dir(real))
-		return refuse_why(EROFS, GIT_DIR_WHY);
+	int in_git = in_git_dir(real);
+	if (in_git)
+		return in_git > 0 ? refuse_why(EROFS, GIT_DIR_WHY) : refuse_why(EACCES, UNSURE_WHY);
 	const char *why = gitrepos_why(&git_repos, real, false);
 	return why ? refuse_git_runs(why) : 0;
 }
@@ -309,7 +337,7 @@ static int entry_git_runs(int dir, const char *name, bool making)
 		return 0; /* no repository on the way (fd_git_check walked it) */
 	snprintf(link, sizeof(link), "self/fd/%d", dir);
 	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
-	if (n <= 0)
+	if (n <= 0 || n == PATH_MAX - 1)
 		return refuse_git_runs("the file actor cannot tell where it is");
 	snprintf(real + n, sizeof(real) - (size_t)n, "%s%s", real[n - 1] == '/' ? "" : "/", name);
 	const char *why = gitrepos_why(&git_repos, real, making);
@@ -713,6 +741,8 @@ static void setup(int host_proc, const struct sandbox_spec *spec)
 	guarded[n_guarded++] = spec->workspace;
 	for (size_t i = 0; i < spec->profile->n_write_paths; i++)
 		guarded[n_guarded++] = spec->profile->write_paths[i];
+	git_repos.trees = guarded;
+	git_repos.n_trees = n_guarded;
 	if (spec->profile->workspace_write)
 		writable[n_writable++] = spec->workspace;
 	for (size_t i = 0; i < spec->profile->n_write_paths; i++)

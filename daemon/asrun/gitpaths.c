@@ -60,6 +60,8 @@ struct ctx {
 	struct gitpaths *g;
 	int hostproc;
 	const char *worktree;
+	const char *const *trees; /* where a run may write */
+	size_t n_trees;
 	int link_depth; /* hooks directories met through symlinks, now */
 };
 
@@ -155,6 +157,23 @@ static void add(struct ctx *c, const char *path, const char *why)
 	g->n++;
 }
 
+static bool under(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+	while (n > 1 && tree[n - 1] == '/')
+		n--;
+	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Could a run write `path`: is it in one of the trees? */
+static bool writable_by_run(const struct ctx *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_trees; i++)
+		if (under(path, c->trees[i]))
+			return true;
+	return false;
+}
+
 /* Is `path` the working tree or above it? */
 static bool holds_worktree(const struct ctx *c, const char *path)
 {
@@ -182,8 +201,10 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 	}
 	if (file && (holds_worktree(c, named) || (stat(named, &st) == 0 && S_ISDIR(st.st_mode))))
 		return;
-	add(c, named, why);
 	bool moved = resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
+	if (!writable_by_run(c, named) && !(moved && writable_by_run(c, real)))
+		return;
+	add(c, named, why);
 	if (moved)
 		add(c, real, why);
 	if (!file)
@@ -195,20 +216,26 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
  * honoured), each split again at '=' and ':' (`--require=./x.js`,
  * `ProxyCommand=./p`), a leading '!' dropped; a piece with a slash that
  * is not an option, a variable or a URL's host part. */
-static void keep_words(struct ctx *c, const char *cmd, const char *why)
+static void keep_words(struct ctx *c, const char *cmd, const char *why, int depth)
 {
 	char word[PATH_MAX];
 	for (const char *p = cmd; *p;) {
 		size_t n = 0;
 		char quote = 0;
+		bool quoted_blank = false;
 		while (*p && strchr(" \t\n;|&<>()", *p))
 			p++;
 		for (; *p && (quote || !strchr(" \t\n;|&<>()", *p)); p++)
 			if (quote ? *p == quote : (*p == '"' || *p == '\''))
 				quote = quote ? 0 : *p;
-			else if (n < sizeof(word) - 1)
+			else if (n < sizeof(word) - 1) {
+				quoted_blank |= quote && strchr(" \t\n;|&", *p);
 				word[n++] = *p;
+			}
 		word[n] = '\0';
+		/* `sh -c './x --fix'`: a quoted command is split in its turn. */
+		if (quoted_blank && depth < 2)
+			keep_words(c, word, why, depth + 1);
 		char *save = NULL;
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
@@ -294,7 +321,7 @@ static void entry(struct ctx *c, const char *file, const char *section, const ch
 		if (strcmp(section, commands[i].section) == 0 &&
 		    (!commands[i].key || strcmp(key, commands[i].key) == 0)) {
 			snprintf(why, sizeof(why), "the person's git runs it (%s)", commands[i].name);
-			keep_words(c, value, why);
+			keep_words(c, value, why, 0);
 			return;
 		}
 }
@@ -534,9 +561,11 @@ static void keep_links(struct ctx *c, const char *dir)
 	closedir(d);
 }
 
-void gitpaths_find(int hostproc, const char *worktree, struct gitpaths *g)
+void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,
+		   struct gitpaths *g)
 {
-	struct ctx c = {.g = g, .hostproc = hostproc, .worktree = worktree};
+	struct ctx c = {
+	    .g = g, .hostproc = hostproc, .worktree = worktree, .trees = trees, .n_trees = n_trees};
 	char dotgit[PATH_MAX], line[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], path[PATH_MAX];
 	struct stat st;
 	if (!(g->root = strdup(worktree))) {
@@ -563,6 +592,12 @@ void gitpaths_find(int hostproc, const char *worktree, struct gitpaths *g)
 	if (!join_normal(path, sizeof(path), gitdir, "commondir") ||
 	    !first_line(path, "", line, sizeof(line)) || !join_normal(common, sizeof(common), gitdir, line))
 		memcpy(common, gitdir, sizeof(common));
+	else if (stat(common, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close_all(&c,
+			  "the repository's shared git directory (git rev-parse --git-common-dir) is outside "
+			  "the run's view, so the file actor cannot read its config");
+		return;
+	}
 	if (join_normal(path, sizeof(path), common, "config"))
 		read_config(&c, path, 0);
 	if (join_normal(path, sizeof(path), gitdir, "config.worktree"))
@@ -586,17 +621,29 @@ void gitpaths_free(struct gitpaths *g)
 	*g = (struct gitpaths){0};
 }
 
-void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree)
+void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev_t dev, ino_t ino)
 {
-	for (size_t i = 0; i < rs->n; i++)
+	struct gitpaths *g = NULL;
+	for (size_t i = 0; i < rs->n && !g; i++)
 		if (rs->repo[i].root && strcmp(rs->repo[i].root, worktree) == 0)
-			return;
-	struct gitpaths *g = &rs->repo[rs->next];
-	rs->next = (rs->next + 1) % GITREPOS_MAX;
-	if (rs->n < GITREPOS_MAX)
-		rs->n++;
+			g = &rs->repo[i];
+	if (g && g->dev == dev && g->ino == ino) {
+		g->used = ++rs->tick;
+		return;
+	}
+	if (!g && rs->n < GITREPOS_MAX)
+		g = &rs->repo[rs->n++];
+	if (!g) { /* forget the one longest unused: not one this write met */
+		g = &rs->repo[0];
+		for (size_t i = 1; i < GITREPOS_MAX; i++)
+			if (rs->repo[i].used < g->used)
+				g = &rs->repo[i];
+	}
 	gitpaths_free(g);
-	gitpaths_find(hostproc, worktree, g);
+	gitpaths_find(hostproc, worktree, rs->trees, rs->n_trees, g);
+	g->dev = dev;
+	g->ino = ino;
+	g->used = ++rs->tick;
 }
 
 const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making)

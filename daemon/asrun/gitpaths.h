@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define GITPATHS_MAX 64 /* paths, each as named and as resolved */
 
@@ -22,21 +23,31 @@ struct gitpaths {
 	const char *closed;	  /* set: the config could not be read in full, and every write in
 				   * the working tree (root) is refused for this reason */
 	char *root;		  /* the working tree */
+	dev_t dev;		  /* and its .git, as read (gitrepos) */
+	ino_t ino;
+	unsigned long used; /* when a write last passed through it */
 };
 
 #define GITREPOS_MAX 32
 
-/* The repositories read so far in a run; past GITREPOS_MAX the oldest is
- * read again when a write next passes through it. */
+/* The repositories read so far in a run; past GITREPOS_MAX the one
+ * longest unused is forgotten, and read again when a write next passes
+ * through it. */
 struct gitrepos {
-	size_t n, next;
+	size_t n;
+	unsigned long tick;
 	struct gitpaths repo[GITREPOS_MAX];
+	const char *const *trees; /* where a run may write: the workspace, the write paths */
+	size_t n_trees;
 };
 
 /* Read the config of the repository at `worktree`/.git (a directory, a
  * gitfile or a symlink) as the caller sees it, resolving through the host
- * /proc at `hostproc`.  Nothing is found where there is no repository. */
-void gitpaths_find(int hostproc, const char *worktree, struct gitpaths *g);
+ * /proc at `hostproc`, and keep what it names in `trees` (where a run may
+ * write; elsewhere, `2>/dev/null` in an alias, it may not anyway).
+ * Nothing is found where there is no repository. */
+void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,
+		   struct gitpaths *g);
 void gitpaths_free(struct gitpaths *g);
 
 /* Why `path` (absolute, as the kernel prints it) may not change: it is one
@@ -45,8 +56,10 @@ void gitpaths_free(struct gitpaths *g);
  * git).  NULL when it may. */
 const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making);
 
-/* The working tree `worktree` has a .git: read it, unless read already. */
-void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree);
+/* The working tree `worktree` has a .git (device and inode): read it,
+ * unless read already by that name and that .git (a run may move one
+ * working tree in place of another). */
+void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev_t dev, ino_t ino);
 
 /* gitpaths_why over every repository read so far. */
 const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making);

@@ -111,7 +111,8 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			add(d, "git",
 			    "the person's git would run or read this path (hooks, an included config, a command git "
 			    "runs by itself): change it outside the sandbox; where the repository's git directory "
-			    "lies outside the workspace, add it to the profile's read_paths or serve the main checkout",
+			    "lies outside the workspace, add the shared one (git rev-parse --git-common-dir) to the "
+			    "profile's read_paths, or serve the main checkout",
 			    "refused %s", detail);
 			break;
 		case PRIVSEP_DENIAL_MODE:

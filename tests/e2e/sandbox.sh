@@ -550,7 +550,14 @@ verdict "git runs: a nested repository's hooks directory too" \
 	'mkdir vendor/dep/.githooks 2>&1; ln -s /tmp/h vendor/dep/.githooks 2>&1; mkdir -p vendor/dep/src && echo ok > vendor/dep/src/a && cat vendor/dep/src/a' \
 	"$runs_denied.*$runs_denied.*
 ok$" probew
+# A directory on the way made unsearchable would hide the repository (and
+# a git directory by another name) from the actor's walk: refused.
+verdict "git runs: nor with a directory on the way made unsearchable" \
+	'(cd vendor/dep && chmod 000 .. && mkdir .githooks 2>&1; chmod 755 ..); (cd vendor/wt/.bare && chmod 000 ../.. && echo x >> config 2>&1; chmod 755 ../..)' \
+	"$runs_denied.*$runs_denied" probew
 check "git runs: no hooks directory was made in it on the host" test ! -e "$WS/vendor/dep/.githooks" -a ! -L "$WS/vendor/dep/.githooks"
+check_eq "git runs: ... the .bare's config is unchanged, and the directory searchable again" \
+	"$(cd "$WS/vendor" && find wt/.bare wl/.bare -type f -exec sha256sum {} + | sort) $(stat -c %a "$WS/vendor")" "$bare_sum 755"
 cp "$T/dep-config.saved" "$WS/vendor/dep/.git/config"
 rm -rf "$WS/vendor/dep/src"
 cp "$T/git-config.saved" "$WS/.git/config"

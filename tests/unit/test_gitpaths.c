@@ -51,7 +51,8 @@ static struct gitpaths found(void)
 {
 	struct gitpaths g = {0};
 	int proc = open("/proc", O_PATH | O_DIRECTORY);
-	gitpaths_find(proc, ws, &g);
+	const char *trees[] = {ws};
+	gitpaths_find(proc, ws, trees, 1, &g);
 	close(proc);
 	return g;
 }
@@ -197,6 +198,13 @@ TEST(fails_closed)
 	g = found();
 	CHECK_CONTAINS(g.closed, "outside the run's view");
 	gitpaths_free(&g);
+	/* A worktree's own git dir in view, its shared one not: closed. */
+	workspace();
+	sh("mkdir -p", ".git/worktrees");
+	put(".git/commondir", "/nonexistent/main/.git\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "git-common-dir");
+	gitpaths_free(&g);
 	/* Includes that include themselves end at git's depth, closed. */
 	workspace();
 	put(".git/config", "[include]\n\tpath = ../a.inc\n");
@@ -220,6 +228,7 @@ TEST(as_git_reads_it)
 	    "\tfmt = !npx prettier --write src/\r\n"
 	    "\tlg = -c core.pager=./tools/p log\r\n"
 	    "\tci = \"!echo a \\\r\n b\"\r\n"
+	    "\tlint = !sh -c './scripts/lint.sh --fix' 2>/dev/null\r\n"
 	    "[credential]\r\n\thelper = \"!./tools/cred.sh\"\r\n"
 	    "[hook \"lint\"]\r\n\tcommand = node --require=./tools/x.js \\\"./my tools/lint.sh\\\"\r\n"
 	    "\tevent = pre-commit\r\n"
@@ -244,6 +253,8 @@ TEST(as_git_reads_it)
 	CHECK_CONTAINS(why(&g, "tools/x.js", false), "hook.*.command");
 	CHECK_CONTAINS(why(&g, "my tools/lint.sh", false), "hook.*.command");
 	CHECK_CONTAINS(why(&g, "tools/last.sh", false), "core.fsmonitor"); /* after a CRLF continuation */
+	CHECK_CONTAINS(why(&g, "scripts/lint.sh", false), "an alias");	   /* sh -c '...' */
+	CHECK(!gitpaths_why(&g, "/dev/null", false)); /* 2>/dev/null: not the run's to write */
 	/* Data, not a program: a lone "/", an existing directory. */
 	CHECK(!why(&g, "src/a.c", true));
 	CHECK(!gitpaths_why(&g, "/tmp/x", true));
@@ -259,13 +270,16 @@ TEST(repositories_read_as_met)
 	sh("mkdir -p", "vendor/dep/.git");
 	put("vendor/dep/.git/config", "[core]\n\thooksPath = .githooks\n");
 	static struct gitrepos rs;
+	const char *trees[] = {ws};
+	rs.trees = trees;
+	rs.n_trees = 1;
 	int proc = open("/proc", O_PATH | O_DIRECTORY);
 	char dep[PATH_MAX + 16];
 	snprintf(dep, sizeof(dep), "%s/vendor/dep", ws);
-	gitrepos_visit(&rs, proc, ws);
+	gitrepos_visit(&rs, proc, ws, 1, 1);
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
-	gitrepos_visit(&rs, proc, dep);
-	gitrepos_visit(&rs, proc, dep);
+	gitrepos_visit(&rs, proc, dep, 1, 2);
+	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_EQ_INT(rs.n, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
 	CHECK_CONTAINS(why_all(&rs, "top-hooks/x"), "core.hooksPath");
@@ -273,12 +287,20 @@ TEST(repositories_read_as_met)
 	char other[PATH_MAX + 16];
 	for (int i = 0; i < GITREPOS_MAX; i++) {
 		snprintf(other, sizeof(other), "%s/o%d", ws, i);
-		gitrepos_visit(&rs, proc, other);
+		gitrepos_visit(&rs, proc, other, 1, 100 + (ino_t)i);
 	}
 	CHECK_EQ_INT(rs.n, GITREPOS_MAX);
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
-	gitrepos_visit(&rs, proc, dep);
+	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
+	/* Another working tree moved in under a name read before (another
+	 * .git): read again. */
+	put("vendor/dep/.git/config", "[core]\n\thooksPath = other-hooks\n");
+	gitrepos_visit(&rs, proc, dep, 1, 2);
+	CHECK(!why_all(&rs, "vendor/dep/other-hooks/x"));
+	gitrepos_visit(&rs, proc, dep, 1, 3);
+	CHECK_CONTAINS(why_all(&rs, "vendor/dep/other-hooks/x"), "core.hooksPath");
+	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
 	for (int i = 0; i < GITREPOS_MAX; i++)
 		gitpaths_free(&rs.repo[i]);
 	close(proc);
