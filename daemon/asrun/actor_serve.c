@@ -42,6 +42,7 @@
 #include "actor_serve.h"
 #include "connect_run.h"
 #include "gitpaths.h"
+#include "path.h"
 #include "privsep.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -186,21 +187,13 @@ bool actor_name_is_git(const char *name, size_t len)
 	return len == 5 && strncasecmp(name, "git~1", 5) == 0;
 }
 
-static bool under(const char *path, const char *tree)
-{
-	size_t n = strlen(tree);
-	while (n > 1 && tree[n - 1] == '/')
-		n--;
-	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* The length of the shortest guarded tree `path` lies in (without its
  * trailing slashes), or SIZE_MAX. */
 static size_t guarded_len(const char *path, const char *const *trees, size_t n_trees)
 {
 	size_t skip = SIZE_MAX;
 	for (size_t i = 0; i < n_trees; i++)
-		if (trees[i] && under(path, trees[i])) {
+		if (trees[i] && path_under(path, trees[i])) {
 			size_t n = strlen(trees[i]);
 			while (n > 1 && trees[i][n - 1] == '/')
 				n--;

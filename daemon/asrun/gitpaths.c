@@ -40,6 +40,7 @@
  * past run's.  Every size is bounded.
  */
 #include "gitpaths.h"
+#include "path.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -72,31 +73,7 @@ static bool join_normal(char *out, size_t size, const char *base, const char *re
 	char buf[2 * PATH_MAX];
 	int len = rel[0] == '/' ? snprintf(buf, sizeof(buf), "%s", rel)
 				: snprintf(buf, sizeof(buf), "%s/%s", base, rel);
-	if (len < 0 || (size_t)len >= sizeof(buf) || size < 2)
-		return false;
-	size_t o = 1;
-	out[0] = '/';
-	for (const char *p = buf; *p;) {
-		while (*p == '/')
-			p++;
-		size_t n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 1 && out[o - 1] != '/')
-				o--;
-			if (o > 1)
-				o--;
-		} else if (n && !(n == 1 && p[0] == '.')) {
-			if (o + n + 2 > size)
-				return false;
-			if (o > 1)
-				out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p += n;
-	}
-	out[o] = '\0';
-	return true;
+	return len > 0 && (size_t)len < sizeof(buf) && path_normalise(buf, out, size) == 0;
 }
 
 /* Where `path` resolves now: its longest existing prefix, through every
@@ -157,19 +134,11 @@ static void add(struct ctx *c, const char *path, const char *why)
 	g->n++;
 }
 
-static bool under(const char *path, const char *tree)
-{
-	size_t n = strlen(tree);
-	while (n > 1 && tree[n - 1] == '/')
-		n--;
-	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* Could a run write `path`: is it in one of the trees? */
 static bool writable_by_run(const struct ctx *c, const char *path)
 {
 	for (size_t i = 0; i < c->n_trees; i++)
-		if (under(path, c->trees[i]))
+		if (path_under(path, c->trees[i]))
 			return true;
 	return false;
 }
@@ -222,7 +191,7 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 	for (const char *p = cmd; *p;) {
 		size_t n = 0;
 		char quote = 0;
-		bool quoted_blank = false;
+		bool quoted_blank = false, cut = false;
 		while (*p && strchr(" \t\n;|&<>()", *p))
 			p++;
 		for (; *p && (quote || !strchr(" \t\n;|&<>()", *p)); p++)
@@ -231,8 +200,13 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 			else if (n < sizeof(word) - 1) {
 				quoted_blank |= quote && strchr(" \t\n;|&", *p);
 				word[n++] = *p;
-			}
+			} else
+				cut = true;
 		word[n] = '\0';
+		if (cut && strpbrk(word, "/=:")) { /* a path, or pieces of one, cut */
+			close_all(c, "a path in the repository's git config is too long to check");
+			return;
+		}
 		/* `sh -c './x --fix'`: a quoted command is split in its turn. */
 		if (quoted_blank && depth < 2)
 			keep_words(c, word, why, depth + 1);
@@ -659,13 +633,8 @@ const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool makin
 const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making)
 {
 	size_t m = strlen(path);
-	if (g->closed) {
-		size_t r = g->root ? strlen(g->root) : 0;
-		while (r > 1 && g->root[r - 1] == '/')
-			r--;
-		if (!g->root || (strncmp(path, g->root, r) == 0 && (path[r] == '/' || path[r] == '\0')))
-			return g->closed;
-	}
+	if (g->closed && (!g->root || path_under(path, g->root)))
+		return g->closed;
 	for (size_t i = 0; i < g->n; i++) {
 		const char *p = g->path[i];
 		size_t n = strlen(p);

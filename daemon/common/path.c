@@ -43,3 +43,11 @@ int path_normalise(const char *path, char *out, size_t outlen)
 	}
 	return 0;
 }
+
+bool path_under(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+	while (n > 1 && tree[n - 1] == '/')
+		n--;
+	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}
