@@ -63,38 +63,51 @@ static struct gitrepos git_repos; /* what each repository's config names in its 
  * where only Landlock stops a run: the actor, outside the run's domain,
  * checks it here.  Otherwise an analyse run could write into a FIFO of
  * the person's or of a build run in the workspace: a channel. */
+/* Where the kernel says `fd` is (the host /proc's self/fd link, so the
+ * run cannot fake it), into real[size]: its length, or -1 when it cannot
+ * say or the path does not fit (never a cut path). */
+static ssize_t fd_real(int fd, char *real, size_t size)
+{
+	char link[32];
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	ssize_t n = readlinkat(hostproc, link, real, size - 1);
+	if (n <= 0 || n == (ssize_t)size - 1)
+		return -1;
+	real[n] = '\0';
+	return n;
+}
+
 static bool in_writable(int fd)
 {
-	char link[32], real[PATH_MAX];
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
-	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
-	if (n <= 0)
+	char real[PATH_MAX];
+	if (fd_real(fd, real, sizeof(real)) < 0)
 		return false;
-	real[n] = '\0';
 	if (real[0] != '/')
 		return true; /* a pipe or socket the run already holds (/proc/PID/fd) */
 	struct stat st;
 	if (fstat(fd, &st) == 0 && (st.st_dev == tmp_dev || st.st_dev == shm_dev))
 		return true;
-	for (size_t i = 0; i < n_writable; i++) {
-		size_t l = strlen(writable[i]);
-		while (l > 1 && writable[i][l - 1] == '/')
-			l--;
-		if (strncmp(real, writable[i], l) == 0 && (real[l] == '/' || real[l] == '\0'))
+	for (size_t i = 0; i < n_writable; i++)
+		if (path_under(real, writable[i]))
 			return true;
-	}
 	return false;
 }
 static bool refused;       /* the last request was refused by a check here ... */
 static const char *refused_why; /* ... for this reason */
 static int refused_kind;        /* enum actor_denied */
 
-static int refuse_why(int err, const char *why)
+/* Note why the request is refused (for the reply's denials): -err. */
+static int refuse_as(int kind, int err, const char *why)
 {
 	refused = true;
-	refused_kind = ACTOR_DENIED_GIT;
+	refused_kind = kind;
 	refused_why = why;
 	return -err;
+}
+
+static int refuse_why(int err, const char *why)
+{
+	return refuse_as(ACTOR_DENIED_GIT, err, why);
 }
 
 static int refuse(int err)
@@ -105,10 +118,7 @@ static int refuse(int err)
 /* A path the person's git runs or reads as config (gitpaths.h). */
 static int refuse_git_runs(const char *why)
 {
-	refused = true;
-	refused_kind = ACTOR_DENIED_GIT_RUNS;
-	refused_why = why;
-	return -EACCES;
+	return refuse_as(ACTOR_DENIED_GIT_RUNS, EACCES, why);
 }
 
 #define GIT_DIR_WHY "it would create or change a git directory (HEAD, objects, refs), which git reads by any name"
@@ -119,10 +129,8 @@ static int refuse_mode(mode_t mode, bool chmod_call)
 {
 	if (!(mode & (S_ISUID | S_ISGID)) && !(chmod_call && (mode & S_IWOTH)))
 		return 0;
-	refused = true;
-	refused_kind = ACTOR_DENIED_MODE;
-	refused_why = chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode";
-	return -EPERM;
+	return refuse_as(ACTOR_DENIED_MODE, EPERM,
+	                 chmod_call && (mode & S_IWOTH) ? "a world-writable mode" : "a setuid or setgid mode");
 }
 
 /* No device node: CAP_MKNOD, which no run has, guards all but the
@@ -130,10 +138,7 @@ static int refuse_mode(mode_t mode, bool chmod_call)
  * overlayfs reads as a deleted file. */
 static int refuse_device(void)
 {
-	refused = true;
-	refused_kind = ACTOR_DENIED_MODE;
-	refused_why = "a device node";
-	return -EPERM;
+	return refuse_as(ACTOR_DENIED_MODE, EPERM, "a device node");
 }
 
 static const char *op_name(uint32_t op)
@@ -298,16 +303,10 @@ static int in_git_dir(const char *real)
 	return 0;
 }
 
-/* 0, or the refusal for an fd in a .git, a git directory or a path the
- * person's git runs. */
-static int fd_git_check(int fd)
+/* 0, or the refusal for `real` (where the kernel says a descriptor is)
+ * in a .git, a git directory or a path the person's git runs. */
+static int path_git_check(const char *real)
 {
-	char link[32], real[PATH_MAX];
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
-	ssize_t n = readlinkat(hostproc, link, real, sizeof(real) - 1);
-	if (n <= 0 || n == (ssize_t)sizeof(real) - 1)
-		return refuse(EROFS); /* cannot tell (or cut): refuse */
-	real[n] = '\0';
 	/* "pipe:[N]", "socket:[N]", "anon_inode:...": in no directory at all. */
 	if (real[0] != '/')
 		return 0;
@@ -320,20 +319,27 @@ static int fd_git_check(int fd)
 	return why ? refuse_git_runs(why) : 0;
 }
 
-/* 0, or the refusal for the entry `name` in `dir` as a path the person's
- * git runs: it, under it or, for a new entry but a directory (`making`),
- * on the way to it. */
-static int entry_git_runs(int dir, const char *name, bool making)
+/* 0, or the refusal for an fd in a .git, a git directory or a path the
+ * person's git runs. */
+static int fd_git_check(int fd)
 {
-	char link[32], real[PATH_MAX + NAME_MAX + 2];
+	char real[PATH_MAX];
+	if (fd_real(fd, real, sizeof(real)) < 0)
+		return refuse(EROFS); /* cannot tell (or cut): refuse */
+	return path_git_check(real);
+}
+
+/* 0, or the refusal for the entry `name` in the directory at `dir` (n
+ * bytes, room for a name after it; given back as it was) as a path the
+ * person's git runs: it, under it or, for a new entry but a directory
+ * (`making`), on the way to it. */
+static int entry_git_runs(char *dir, size_t n, const char *name, bool making)
+{
 	if (git_repos.n == 0)
-		return 0; /* no repository on the way (fd_git_check walked it) */
-	snprintf(link, sizeof(link), "self/fd/%d", dir);
-	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
-	if (n <= 0 || n == PATH_MAX - 1)
-		return refuse_git_runs("the file actor cannot tell where it is");
-	snprintf(real + n, sizeof(real) - (size_t)n, "%s%s", real[n - 1] == '/' ? "" : "/", name);
-	const char *why = gitrepos_why(&git_repos, real, making);
+		return 0; /* no repository on the way (path_git_check walked it) */
+	snprintf(dir + n, NAME_MAX + 2, "%s%s", dir[n - 1] == '/' ? "" : "/", name);
+	const char *why = gitrepos_why(&git_repos, dir, making);
+	dir[n] = '\0';
 	return why ? refuse_git_runs(why) : 0;
 }
 
@@ -405,34 +411,26 @@ enum entry_use { ENTRY_OLD, ENTRY_NEW, ENTRY_NEW_DIR };
 static int check_entry(int dir, const char *name, enum entry_use use)
 {
 	bool creating = use != ENTRY_OLD;
-	int rc = fd_git_check(dir);
+	char real[PATH_MAX + NAME_MAX + 2]; /* the directory, once; room for a name after it */
+	ssize_t n = fd_real(dir, real, PATH_MAX);
+	if (n < 0)
+		return refuse(EROFS); /* cannot tell (or cut): refuse */
+	int rc = path_git_check(real);
 	if (rc < 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return rc;
-	if ((rc = entry_git_runs(dir, name, use == ENTRY_NEW)) < 0)
+	if ((rc = entry_git_runs(real, (size_t)n, name, use == ENTRY_NEW)) < 0)
 		return rc;
 	bool dotgit = actor_name_is_git(name, strlen(name));
 	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
 	                         strcmp(name, "refs") == 0 || strcmp(name, "commondir") == 0);
-	if (!dotgit && !mark)
-		return 0;
-	char link[32], real[PATH_MAX + sizeof("/commondir")];
-	snprintf(link, sizeof(link), "self/fd/%d", dir);
-	ssize_t n = readlinkat(hostproc, link, real, PATH_MAX - 1);
 	if (dotgit) {
 		/* In a free tree (a throw-away repository in /tmp) anything goes. */
-		if (n > 0) {
-			memcpy(real + n, "/.git", sizeof("/.git")); /* room: PATH_MAX - 1 was the most read */
-			if (!actor_path_in_git(real, guarded, n_guarded))
-				return 0;
-		}
-		return refuse(creating ? EPERM : EROFS);
+		memcpy(real + n, "/.git", sizeof("/.git"));
+		return actor_path_in_git(real, guarded, n_guarded) ? refuse(creating ? EPERM : EROFS) : 0;
 	}
 	/* The last of git's marks made in a guarded directory would make it a
 	 * git directory; in a free tree, anything goes. */
-	if (n <= 0)
-		return refuse_why(EPERM, GIT_DIR_WHY);
-	real[n] = '\0';
-	if (guarded_len(real, guarded, n_guarded) != SIZE_MAX && is_git_dir(real, (size_t)n, name))
+	if (mark && guarded_len(real, guarded, n_guarded) != SIZE_MAX && is_git_dir(real, (size_t)n, name))
 		return refuse_why(EPERM, GIT_DIR_WHY);
 	return 0;
 }

@@ -143,14 +143,6 @@ static bool writable_by_run(const struct ctx *c, const char *path)
 	return false;
 }
 
-/* Is `path` the working tree or above it? */
-static bool holds_worktree(const struct ctx *c, const char *path)
-{
-	size_t n = strlen(path);
-	return n == 1 ||
-	       (strncmp(c->worktree, path, n) == 0 && (c->worktree[n] == '/' || c->worktree[n] == '\0'));
-}
-
 static void keep_links(struct ctx *c, const char *dir);
 
 /* Keep `rel` (from `base`) as named and as it resolves now.  A file
@@ -168,7 +160,7 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 		close_all(c, "a path in the repository's git config is too long to check");
 		return;
 	}
-	if (file && (holds_worktree(c, named) || (stat(named, &st) == 0 && S_ISDIR(st.st_mode))))
+	if (file && (path_under(c->worktree, named) || (stat(named, &st) == 0 && S_ISDIR(st.st_mode))))
 		return;
 	bool moved = resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
 	if (!writable_by_run(c, named) && !(moved && writable_by_run(c, real)))
