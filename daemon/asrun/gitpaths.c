@@ -40,6 +40,7 @@
  * past run's.  Every size is bounded.
  */
 #include "gitpaths.h"
+#include "gitdir.h"
 #include "path.h"
 
 #include <ctype.h>
@@ -56,6 +57,10 @@
 
 #define CONFIG_BYTES_MAX  (1 << 20)
 #define INCLUDE_DEPTH_MAX 10 /* as git's */
+#define GIT_OUTSIDE(what)                                                                          \
+	"the repository's " what " is outside the run's view (a linked worktree or a submodule "   \
+	"nested in the workspace, one made after sharnessd started, or not the workspace owner's), " \
+	"so the file actor cannot read its config"
 
 struct ctx {
 	struct gitpaths *g;
@@ -65,16 +70,6 @@ struct ctx {
 	size_t n_trees;
 	int link_depth; /* hooks directories met through symlinks, now */
 };
-
-/* base + "/" + rel (or rel alone, if absolute), with ".", ".." and
- * repeated slashes taken out as git's own normalisation does. */
-static bool join_normal(char *out, size_t size, const char *base, const char *rel)
-{
-	char buf[2 * PATH_MAX];
-	int len = rel[0] == '/' ? snprintf(buf, sizeof(buf), "%s", rel)
-				: snprintf(buf, sizeof(buf), "%s/%s", base, rel);
-	return len > 0 && (size_t)len < sizeof(buf) && path_normalise(buf, out, size) == 0;
-}
 
 /* Where `path` resolves now: its longest existing prefix, through every
  * symlink (as the kernel prints it), with the rest appended. */
@@ -156,7 +151,7 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 	struct stat st;
 	if (rel[0] == '\0' || rel[0] == '~')
 		return; /* a home directory: not in the run's view */
-	if (!join_normal(named, sizeof(named), base, rel)) {
+	if (!path_join(named, sizeof(named), base, rel)) {
 		close_all(c, "a path in the repository's git config is too long to check");
 		return;
 	}
@@ -272,7 +267,7 @@ static void entry(struct ctx *c, const char *file, const char *section, const ch
 		if (slash)
 			*(slash == dir ? slash + 1 : slash) = '\0';
 		keep(c, dir, value, "the person's git reads it as config (include.path)", true);
-		if (value[0] != '~' && join_normal(path, sizeof(path), dir, value))
+		if (value[0] != '~' && path_join(path, sizeof(path), dir, value))
 			read_config(c, path, depth + 1);
 		return;
 	}
@@ -465,27 +460,6 @@ out:
 	close(fd);
 }
 
-/* The first line of `file` after `prefix` (a gitfile's "gitdir: "), or
- * the whole line if prefix is "" (commondir). */
-static bool first_line(const char *file, const char *prefix, char *out, size_t size)
-{
-	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, out, size - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	out[n] = '\0';
-	out[strcspn(out, "\r\n")] = '\0';
-	size_t p = strlen(prefix);
-	if (strncmp(out, prefix, p) != 0)
-		return false;
-	memmove(out, out + p, strlen(out + p) + 1);
-	return out[0] != '\0';
-}
-
-/* Each symlink directly in `dir` (of the git dir): where it leads. */
 /* Each symlink directly in `dir` (of the git dir, or a hooks directory):
  * where it leads, from where `dir` really is.  A directory reached so is
  * kept whole (`.git/hooks -> ../githooks`), two levels deep at most. */
@@ -532,48 +506,40 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 {
 	struct ctx c = {
 	    .g = g, .hostproc = hostproc, .worktree = worktree, .trees = trees, .n_trees = n_trees};
-	char dotgit[PATH_MAX], line[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], path[PATH_MAX];
+	char dotgit[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX], path[PATH_MAX];
 	struct stat st;
 	if (!(g->root = strdup(worktree))) {
 		close_all(&c, "the file actor ran out of memory reading the repository's git config");
 		return;
 	}
-	if (!join_normal(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
+	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
 		return;
-	if (S_ISREG(st.st_mode)) {
-		/* A gitfile: "gitdir: PATH", PATH from the worktree. */
-		if (!first_line(dotgit, "gitdir: ", line, sizeof(line)) ||
-		    !join_normal(gitdir, sizeof(gitdir), worktree, line))
-			return;
-	} else if (!resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
+	if (S_ISREG(st.st_mode) ? !gitdir_gitfile(worktree, gitdir, sizeof(gitdir))
+				: !resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
 		return;
-	/* A linked worktree's, a submodule's or a separate git dir may lie
-	 * outside the run's view: what its config names is then unknown. */
+	/* A linked worktree's or a submodule's git dir is in the view when it
+	 * is the workspace's (root binds its shared one: gitdir.h) or lies in
+	 * the workspace; otherwise what its config names is unknown. */
 	if (stat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		close_all(&c,
-			  "the repository's git directory is outside the run's view (a linked worktree or a "
-			  "submodule?), so the file actor cannot read its config");
+		close_all(&c, GIT_OUTSIDE("git directory"));
 		return;
 	}
-	if (!join_normal(path, sizeof(path), gitdir, "commondir") ||
-	    !first_line(path, "", line, sizeof(line)) || !join_normal(common, sizeof(common), gitdir, line))
+	if (!gitdir_common(gitdir, common, sizeof(common)))
 		memcpy(common, gitdir, sizeof(common));
 	else if (stat(common, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		close_all(&c,
-			  "the repository's shared git directory (git rev-parse --git-common-dir) is outside "
-			  "the run's view, so the file actor cannot read its config");
+		close_all(&c, GIT_OUTSIDE("shared git directory (git rev-parse --git-common-dir)"));
 		return;
 	}
-	if (join_normal(path, sizeof(path), common, "config"))
+	if (path_join(path, sizeof(path), common, "config"))
 		read_config(&c, path, 0);
-	if (join_normal(path, sizeof(path), gitdir, "config.worktree"))
+	if (path_join(path, sizeof(path), gitdir, "config.worktree"))
 		read_config(&c, path, 0);
 	keep_links(&c, gitdir);
 	if (strcmp(common, gitdir) != 0)
 		keep_links(&c, common);
-	if (join_normal(path, sizeof(path), common, "hooks"))
+	if (path_join(path, sizeof(path), common, "hooks"))
 		keep_links(&c, path);
-	if (join_normal(path, sizeof(path), common, "info"))
+	if (path_join(path, sizeof(path), common, "info"))
 		keep_links(&c, path);
 }
 

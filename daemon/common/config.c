@@ -17,6 +17,7 @@
 #include "errmsg.h"
 #include "jsonstrict.h"
 #include "config.h"
+#include "gitdir.h"
 #include "landlock.h"
 
 #include <arpa/inet.h>
@@ -703,6 +704,14 @@ out:
 	return rc;
 }
 
+void config_find_git_dirs(struct config *c)
+{
+	struct stat st;
+	for (size_t i = 0; i < c->n_workspaces; i++)
+		if (!c->git_dirs[i] && stat(c->workspaces[i], &st) == 0)
+			c->git_dirs[i] = gitdir_outside(c->workspaces[i], st.st_uid);
+}
+
 void config_free(struct config *c)
 {
 	if (!c)
@@ -712,8 +721,10 @@ void config_free(struct config *c)
 	free(c->tls_cert);
 	free(c->tls_key);
 	free(c->profiles_dir);
-	for (size_t i = 0; i < c->n_workspaces && i < CONFIG_WORKSPACES_MAX; i++)
+	for (size_t i = 0; i < c->n_workspaces && i < CONFIG_WORKSPACES_MAX; i++) {
 		free(c->workspaces[i]);
+		free(c->git_dirs[i]);
+	}
 	free(c->secrets_file);
 	free(c->audit_log);
 	free(c->state_dir);

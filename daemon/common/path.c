@@ -3,6 +3,8 @@
  */
 #include "path.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 int path_normalise(const char *path, char *out, size_t outlen)
@@ -50,4 +52,12 @@ bool path_under(const char *path, const char *tree)
 	while (n > 1 && tree[n - 1] == '/')
 		n--;
 	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}
+
+bool path_join(char *out, size_t size, const char *base, const char *rel)
+{
+	char buf[2 * PATH_MAX];
+	int len = rel[0] == '/' ? snprintf(buf, sizeof(buf), "%s", rel)
+				: snprintf(buf, sizeof(buf), "%s/%s", base, rel);
+	return len > 0 && (size_t)len < sizeof(buf) && path_normalise(buf, out, size) == 0;
 }

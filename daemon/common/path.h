@@ -19,4 +19,9 @@ int path_normalise(const char *path, char *out, size_t outlen);
  * ignored; "/a/bc" is not below "/a/b")? */
 bool path_under(const char *path, const char *tree);
 
+/* base + "/" + rel (or rel alone, if absolute: as git takes a path from
+ * a file or a directory), lexically normalised into out.  false when it
+ * does not fit. */
+bool path_join(char *out, size_t size, const char *base, const char *rel);
+
 #endif

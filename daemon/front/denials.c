@@ -110,9 +110,9 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 		case PRIVSEP_DENIAL_GIT_RUNS:
 			add(d, "git",
 			    "the person's git would run or read this path (hooks, an included config, a command git "
-			    "runs by itself): change it outside the sandbox; where the repository's git directory "
-			    "lies outside the workspace, add the shared one (git rev-parse --git-common-dir) to the "
-			    "profile's read_paths, or serve the main checkout",
+			    "runs by itself): change it outside the sandbox; for a repository whose git directory "
+			    "lies outside the view, serve that worktree or submodule as a workspace of its own "
+			    "(restart sharnessd after making it), or serve the main checkout",
 			    "refused %s", detail);
 			break;
 		case PRIVSEP_DENIAL_MODE:

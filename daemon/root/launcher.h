@@ -31,6 +31,7 @@ struct launcher {
 	uid_t front_uid;               /* a run channel's peer must have it (check_chan) */
 	int actor_exe;                 /* sharness-actor, opened at start (root/actor.c) */
 	struct stat workspace_st[CONFIG_WORKSPACES_MAX]; /* each as opened at start (start/main.c) */
+	struct stat git_dir_st[CONFIG_WORKSPACES_MAX];   /* cfg->git_dirs[i], the same */
 	int nice;                      /* the launcher's niceness: what every run gets */
 	bool ahead_low;                /* build ahead at LAUNCHER_AHEAD_NICE: CAP_SYS_NICE sets it back */
 };

@@ -24,7 +24,7 @@
 #include <linux/openat2.h>
 #include <unistd.h>
 
-#define MOUNT_TREES_MAX (8 + 4 * PROFILE_LIST_MAX)
+#define MOUNT_TREES_MAX (12 + 4 * PROFILE_LIST_MAX)
 
 struct tree {
 	int fd;
@@ -48,8 +48,10 @@ struct view {
 #define ATTR_RW_NOEXEC (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
 /* Clone the tree at O_PATH fd `at` (taking the fd), set its attributes
- * while it is still detached, and append it to the view. */
-static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t attr, int userns_fd)
+ * while it is still detached, and append it to the view.  `src` names it
+ * in an error. */
+static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t attr, int userns_fd,
+                              const char *src)
 {
 	struct stat st;
 	struct tree *t = NULL;
@@ -57,11 +59,12 @@ static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t a
 
 	if (v->n >= MOUNT_TREES_MAX) {
 		errno = E2BIG;
+		errmsg_op_failed("open_tree", src);
 		goto out;
 	}
 	unsigned flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
 	if (fstat(at, &st) < 0 || (fd = open_tree(at, "", flags)) < 0) {
-		errmsg_op_failed("open_tree", "(clone)");
+		errmsg_op_failed("open_tree", src);
 		goto out;
 	}
 	struct mount_attr a = {.attr_set = attr};
@@ -70,7 +73,7 @@ static struct tree *view_push(struct view *v, int at, bool recursive, uint64_t a
 		a.userns_fd = (uint64_t)userns_fd;
 	}
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
-		errmsg_op_failed(userns_fd >= 0 ? "mount_setattr(idmap)" : "mount_setattr", "(clone)");
+		errmsg_op_failed(userns_fd >= 0 ? "mount_setattr(idmap)" : "mount_setattr", src);
 		goto out;
 	}
 	t = &v->t[v->n++];
@@ -91,16 +94,9 @@ static int view_add(struct view *v, const char *src, const char *target, uint64_
 	int at = open(src, O_PATH | O_CLOEXEC);
 	if (at < 0)
 		return errmsg_op_failed("open", src);
-	struct tree *t = view_push(v, at, recursive, attr, userns_fd);
-	if (!t) {
-		/* name the source beside the syscall view_push recorded */
-		char op[160];
-		snprintf(op, sizeof(op), "%s", errmsg_op());
-		char *sp = strchr(op, ' ');
-		if (sp)
-			*sp = '\0';
-		return errmsg_op_failed(op, src);
-	}
+	struct tree *t = view_push(v, at, recursive, attr, userns_fd, src);
+	if (!t)
+		return -1;
 	t->target = target;
 	return 0;
 }
@@ -138,7 +134,7 @@ static int view_add_beneath(struct view *v, int wsfd, const char *rel, unsigned 
 	int at = mount_open_beneath(wsfd, rel, resolve | RESOLVE_NO_XDEV);
 	if (at < 0)
 		return errno == ENOENT || errno == ELOOP || errno == EXDEV || errno == ENOTDIR ? 0 : -1;
-	struct tree *t = view_push(v, at, false, attr, userns_fd);
+	struct tree *t = view_push(v, at, false, attr, userns_fd, rel);
 	if (!t)
 		return -1;
 	t->ws_rel = rel;
@@ -230,7 +226,7 @@ static int view_collect(struct view *v, const struct sandbox_spec *s)
 	if (wsfd < 0)
 		return errmsg_op_failed("open", s->workspace);
 	struct tree *ws = view_push(v, fcntl(wsfd, F_DUPFD_CLOEXEC, 0), false,
-	                            p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC, s->userns_fd);
+	                            p->workspace_write ? ATTR_RW_NOEXEC : ATTR_RO_NOEXEC, s->userns_fd, s->workspace);
 	if (!ws)
 		return close(wsfd), -1;
 	ws->target = s->workspace;
@@ -259,7 +255,16 @@ static int view_collect(struct view *v, const struct sandbox_spec *s)
 	for (size_t i = 0; i < p->n_exec_paths; i++)
 		if (view_add(v, p->exec_paths[i], p->exec_paths[i], ATTR_RO_EXEC, -1, true) < 0)
 			return -1;
-	return 0;
+	/* A linked worktree's or a submodule's shared git directory, outside
+	 * the workspace (common/gitdir.h): git and the file actor read it
+	 * there.  Read-only, idmapped as the workspace (start-up checked that
+	 * its owner owns it), and only while it is the directory start-up
+	 * opened: else left out, and the actor refuses the tree's writes. */
+	int gitfd = s->git_dir ? mount_open_workspace(s->git_dir, s->git_dir_st) : -1;
+	struct tree *g = gitfd < 0 ? NULL : view_push(v, gitfd, false, ATTR_RO_NOEXEC, s->userns_fd, s->git_dir);
+	if (g)
+		g->target = s->git_dir;
+	return g || gitfd < 0 ? 0 : -1;
 }
 
 static int mount_tmpfs(const char *root, const char *path, unsigned long flags, const char *opts)

@@ -31,6 +31,8 @@ struct sandbox_spec {
 	const struct profile *profile;
 	const char *workspace;        /* realpath of the workspace */
 	struct stat workspace_st;     /* that directory as the supervisor checked it */
+	const char *git_dir;          /* its shared git directory outside it (config.h), or NULL */
+	const struct stat *git_dir_st; /* that directory as opened at start */
 	int userns_fd;                /* user namespace for the idmapped workspace */
 	const char *newroot;          /* empty directory to build the root on */
 	int stdin_fd, stdout_fd, stderr_fd;

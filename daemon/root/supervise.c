@@ -64,7 +64,7 @@ struct run {
 	const struct privsep_run *req;
 	const struct profile *p;
 	const char *workspace;
-	const struct stat *ws_st; /* it as opened at start (launcher.h) */
+	size_t ws_id;             /* its index in cfg and launcher.h (as opened at start) */
 	struct sandbox_ready sb;
 	int chan;                /* to the front, once a request came; -1 before */
 	uid_t uid;
@@ -85,7 +85,7 @@ static noreturn void teardown_exit(struct run *r);
  * tree.  -1 otherwise. */
 static int open_workspace(const struct run *r)
 {
-	return mount_open_workspace(r->workspace, r->ws_st);
+	return mount_open_workspace(r->workspace, &r->l->workspace_st[r->ws_id]);
 }
 
 /* Refuse the request: nothing of it ran; the prepared sandbox goes too. */
@@ -265,8 +265,8 @@ static noreturn void teardown_exit(struct run *r)
 }
 
 /* The facts about the workspace the view is built from: the directory itself
- * and its owner (the idmap), and whether .git and the exec subpaths exist
- * (read-only binds, exec grants).  A sandbox prepared ahead of its request
+ * and its owner (the idmap), and whether .git, the exec subpaths and the
+ * shared git directory exist (read-only binds, exec grants).  A sandbox prepared ahead of its request
  * is used only if these are unchanged; otherwise it is rebuilt, so a
  * prepared sandbox is never weaker than a fresh one.
  *
@@ -303,6 +303,12 @@ static void view_facts(struct run *r, char *out, size_t len, bool hold)
 			close(fd);
 	}
 	fdio_close(&wsfd);
+	/* The shared git directory, bound only while it is start-up's (mount.c). */
+	const char *git = r->l->cfg->git_dirs[r->ws_id];
+	int gitfd = git ? mount_open_workspace(git, &r->l->git_dir_st[r->ws_id]) : -1;
+	if (gitfd >= 0 && off < len)
+		snprintf(out + off, len - off, " git");
+	fdio_close(&gitfd);
 }
 
 static void view_release(struct run *r)
@@ -446,6 +452,7 @@ static void prepare(struct run *r)
 	}
 	struct sandbox_spec spec = {
 		.uid = r->uid, .profile = r->p, .workspace = r->workspace, .workspace_st = wst, .userns_fd = userns,
+		.git_dir = r->l->cfg->git_dirs[r->ws_id], .git_dir_st = &r->l->git_dir_st[r->ws_id],
 		.newroot = r->l->newroot, .stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err[1],
 		.status_fd = status[1], .sync_fd = sync[0], .job_fd = job[0], .seccomp = &r->l->seccomp,
 		.proxy_port = r->p->network == PROFILE_NETWORK_PROXY ? PRIVSEP_PROXY_PORT : 0,
@@ -632,7 +639,7 @@ noreturn void supervise_run(const struct launcher *l, uint32_t profile_id, uint3
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	r.p = &l->profiles->v[profile_id];
 	r.workspace = l->cfg->workspaces[workspace_id];
-	r.ws_st = &l->workspace_st[workspace_id];
+	r.ws_id = workspace_id;
 
 	prepare(&r);
 	r.chan = wait_for_request(&r, job_sock, sfd, &req, &payload);

@@ -45,6 +45,7 @@
 #include "instance.h"
 #include "keepout.h"
 #include "landlock.h"
+#include "path.h"
 #include "ns.h"
 #include "procstatus.h"
 #include "profile.h"
@@ -596,14 +597,6 @@ static void check_executables(struct doctor *d)
 	}
 }
 
-static int path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
-}
-
 static void check_workspaces(struct doctor *d, const struct config *cfg, const struct profile_set *profiles)
 {
 	char writers[512] = "";
@@ -645,6 +638,11 @@ static void check_workspaces(struct doctor *d, const struct config *cfg, const s
 		else
 			pass(d, "workspace %s: owner %s, mode %04o", ws, owner,
 			     (unsigned)(st.st_mode & 07777));
+		if (cfg->git_dirs[i])
+			pass(d,
+			     "workspace %s is a linked worktree or a submodule: runs see its shared git "
+			     "directory %s, read-only",
+			     ws, cfg->git_dirs[i]);
 		if (!u.found || !writers[0])
 			continue;
 		int home = u.protect_home && (path_under(ws, "/home") || path_under(ws, "/root") ||
@@ -987,6 +985,7 @@ int doctor_main(const char *config_path)
 		     config_path ? " --config " : "", config_path ? config_path : "");
 	} else {
 		have_cfg = 1;
+		config_find_git_dirs(&cfg);
 		pass(&d, "configuration %s", cfg.source);
 		if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0) {
 			fail(&d,

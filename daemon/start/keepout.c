@@ -51,11 +51,14 @@ static int check_one(const struct config *c, const char *what, const char *path,
 		return 0;
 	char *real = resolve(path);
 	int rc = 0;
-	for (size_t i = 0; real && i < c->n_workspaces; i++) {
-		if (inside(real, c->workspaces[i])) {
-			errmsg_set(err, errlen,
-			           "%s %s lies inside the workspace %s, where a run can read it; %s", what,
-			           real, c->workspaces[i], fix);
+	/* A workspace's shared git directory outside it is in every run's
+	 * view too (config_find_git_dirs). */
+	for (size_t i = 0; real && i < 2 * c->n_workspaces; i++) {
+		const char *ws = i < c->n_workspaces ? c->workspaces[i] : c->git_dirs[i - c->n_workspaces];
+		if (ws && inside(real, ws)) {
+			errmsg_set(err, errlen, "%s %s lies inside %s %s, where a run can read it; %s", what, real,
+			           i < c->n_workspaces ? "the workspace" : "the git directory runs see of workspace",
+			           i < c->n_workspaces ? ws : c->workspaces[i - c->n_workspaces], fix);
 			rc = -1;
 			break;
 		}

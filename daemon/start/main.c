@@ -440,6 +440,7 @@ int main(int argc, char **argv)
 		log_fatal("%s", err);
 	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
+	config_find_git_dirs(&cfg);
 	if (keepout_check(&cfg, err, sizeof(err)) < 0 || /* our own secrets, out of the runs' reach */
 	    keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
@@ -502,6 +503,16 @@ int main(int argc, char **argv)
 		if (fd < 0 || fstat(fd, &l.workspace_st[i]) < 0)
 			log_fatal("cannot open the workspace %s without a symlink on the way: %s",
 				  cfg.workspaces[i], strerror(errno));
+		if (!cfg.git_dirs[i])
+			continue;
+		/* Root binds it read-only into each run's view, while it is this
+		 * directory (root/mount.c); held open like the workspace. */
+		fd = mount_open_workspace(cfg.git_dirs[i], NULL);
+		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0)
+			log_fatal("cannot open the git directory %s of the workspace %s without a symlink on "
+				  "the way: %s", cfg.git_dirs[i], cfg.workspaces[i], strerror(errno));
+		log_info("workspace %s: a linked worktree or a submodule; runs see its shared git "
+			 "directory %s, read-only", cfg.workspaces[i], cfg.git_dirs[i]);
 	}
 	snprintf(l.newroot, sizeof(l.newroot), "%s/root", cfg.state_dir);
 	if (mkdir(l.newroot, 0700) < 0 && errno != EEXIST)

@@ -2,8 +2,11 @@
  * test_gitpaths.c - which paths of a workspace the person's git runs or
  * reads as config (gitpaths.c), read from real files in a temporary
  * workspace.  That the actor refuses writes there, in a real sandbox, is
- * tested end to end (tests/e2e/sandbox.sh "git runs: ...").
+ * tested end to end (tests/e2e/sandbox.sh "git runs: ..."), and so is the
+ * shared git directory start-up binds for a linked worktree (gitdir.c,
+ * tests/e2e/worktree.sh); here, which one it picks and which it refuses.
  */
+#include "gitdir.h"
 #include "gitpaths.h"
 #include "harness.h"
 
@@ -306,6 +309,39 @@ TEST(repositories_read_as_met)
 	close(proc);
 }
 
+/* Start-up binds a workspace's shared git directory when it lies outside
+ * the workspace, holds the git directory and is the workspace owner's. */
+TEST(the_shared_git_dir_outside)
+{
+	char wt[PATH_MAX + 8], main_git[PATH_MAX + 32];
+	workspace();
+	snprintf(main_git, sizeof(main_git), "%s/.git", ws);
+	snprintf(wt, sizeof(wt), "%s/wt", ws);
+	sh("mkdir -p", ".git/worktrees/wt");
+	sh("mkdir -p", "wt");
+	put("wt/.git", "gitdir: ../.git/worktrees/wt\n");
+	put(".git/worktrees/wt/commondir", "../..\n");
+	char *got = gitdir_outside(wt, getuid());
+	CHECK_STR(got, main_git);
+	free(got);
+	/* Not another user's. */
+	CHECK(!gitdir_outside(wt, getuid() + 1));
+	/* Nor one inside the workspace: the workspace's own .git. */
+	CHECK(!gitdir_outside(ws, getuid()));
+	/* Nor a shared directory that does not hold the git directory. */
+	put(".git/worktrees/wt/commondir", "/tmp\n");
+	CHECK(!gitdir_outside(wt, getuid()));
+	/* A submodule's: its git dir is the shared one. */
+	sh("rm -rf", ".git/worktrees/wt/commondir");
+	snprintf(main_git, sizeof(main_git), "%s/.git/worktrees/wt", ws);
+	got = gitdir_outside(wt, getuid());
+	CHECK_STR(got, main_git);
+	free(got);
+	/* No repository at all. */
+	sh("rm -f", "wt/.git");
+	CHECK(!gitdir_outside(wt, getuid()));
+}
+
 int main(void)
 {
 	RUN(no_config_no_paths);
@@ -315,6 +351,7 @@ int main(void)
 	RUN(fails_closed);
 	RUN(repositories_read_as_met);
 	RUN(as_git_reads_it);
+	RUN(the_shared_git_dir_outside);
 	sh("rm -rf", "");
 	return harness_done();
 }
