@@ -57,6 +57,33 @@ say "unit cgroup: $(systemctl show -p ControlGroup --value sharnessd)"
 bash tests/vm/verdicts.sh https://127.0.0.1:7443 /etc/sharness/certs /srv/sharness "$mainpid" "unit: "
 journalctl -u sharnessd --no-pager | grep -iE 'fail|error|refus' | tail -5 | sed 's/^/# journal: /'
 
+# A linked worktree as a workspace, under the unit (its ReadWritePaths= as
+# the docs say): start-up binds the main checkout's .git read-only into the
+# runs' view, so git works there and the worktree is written.
+gw() { git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main "$@"; }
+gw init -q /srv/vm-main && gw -C /srv/vm-main commit -q --allow-empty -m first &&
+	gw -C /srv/vm-main worktree add -q -b wt /srv/vm-wt
+cp /etc/sharness/sharnessd.json /tmp/sharnessd.json.saved
+jq '.workspaces += ["/srv/vm-wt"]' /tmp/sharnessd.json.saved >/etc/sharness/sharnessd.json
+mkdir -p /etc/systemd/system/sharnessd.service.d
+printf '[Service]\nReadWritePaths=/srv/vm-wt\n' >/etc/systemd/system/sharnessd.service.d/vm-wt.conf
+systemctl daemon-reload
+systemctl restart sharnessd
+out=$(curl -s --max-time 120 --cacert /etc/sharness/certs/ca.pem --cert /etc/sharness/certs/app.pem \
+	--key /etc/sharness/certs/app.key -H 'Content-Type: application/json' https://127.0.0.1:7443/v0/run \
+	-d '{"cmd": "git status --short --branch; echo ok > vm-f && cat vm-f", "profile": "build", "cwd": "/srv/vm-wt"}')
+check_match "unit: a linked worktree: git works in the sandbox and its tree is written" \
+	"$(jq -r '.stdout + .stderr' <<<"$out" 2>&1)" '^## wt
+(\?\? .*
+)*ok$'
+check_match "unit: the journal names the shared git directory runs see" \
+	"$(journalctl -u sharnessd --no-pager | grep 'vm-wt:')" 'runs see its shared git directory /srv/vm-main/.git, read-only'
+check_eq "unit: ... the file is on the host, the worktree's owner's" "$(stat -c %U /srv/vm-wt/vm-f 2>&1)" root
+cp /tmp/sharnessd.json.saved /etc/sharness/sharnessd.json
+rm -rf /etc/systemd/system/sharnessd.service.d/vm-wt.conf /srv/vm-main /srv/vm-wt
+systemctl daemon-reload
+systemctl restart sharnessd
+
 # A second daemon on the same range or state_dir refuses, naming the first.
 out=$(timeout 20 /usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json 2>&1)
 check_match "a second daemon on the unit's range refuses, naming its pid" "$out" "another sharnessd \\(pid [0-9]+\\)"
