@@ -167,20 +167,38 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 		keep_links(c, moved ? real : named);
 }
 
-/* Every path-like piece of a command, from the top of the working tree:
- * words split as a shell splits them (blanks and operators, quotes
- * honoured), each split again at '=' and ':' (`--require=./x.js`,
- * `ProxyCommand=./p`), a leading '!' dropped; a piece with a slash that
- * is not an option, a variable or a URL's host part. */
+/* `piece` from each directory the command may be in: the top of the
+ * working tree, and where each `cd` in it went (kept for the rest of the
+ * command: over-keeping only refuses more). */
+static void keep_from(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, const char *piece,
+		      const char *why)
+{
+	for (size_t b = 0; b < n_bases; b++)
+		keep(c, bases[b], piece, why, true);
+}
+
+/* Every path-like piece of a command: words split as a shell splits them
+ * (blanks and operators, quotes honoured), each split again at '=' and
+ * ':' (`--require=./x.js`, `ProxyCommand=./p`), a leading '!' dropped;
+ * a piece with a slash that is not a long option or a URL's host part.
+ * Taken from the top of the working tree and from where a `cd` in the
+ * command went; the path after a variable or a command substitution
+ * (`$(git rev-parse --show-toplevel)/x`, `"$TOP"/x`) from there too, and
+ * the path glued to a short option (`-F./x`). */
 static void keep_words(struct ctx *c, const char *cmd, const char *why, int depth)
 {
-	char word[PATH_MAX];
+	char word[PATH_MAX], bases[4][PATH_MAX];
+	size_t n_bases = 1;
+	bool after_cd = false;
+	snprintf(bases[0], sizeof(bases[0]), "%s", c->worktree);
 	for (const char *p = cmd; *p;) {
 		size_t n = 0;
 		char quote = 0;
 		bool quoted_blank = false, cut = false;
 		while (*p && strchr(" \t\n;|&<>()", *p))
 			p++;
+		/* `$(...)/x` split at ')': the rest is a path from the command's output */
+		bool after_paren = p > cmd && p[-1] == ')';
 		for (; *p && (quote || !strchr(" \t\n;|&<>()", *p)); p++)
 			if (quote ? *p == quote : (*p == '"' || *p == '\''))
 				quote = quote ? 0 : *p;
@@ -194,15 +212,28 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 			close_all(c, "a path in the repository's git config is too long to check");
 			return;
 		}
+		if (n == 0)
+			continue;
 		/* `sh -c './x --fix'`: a quoted command is split in its turn. */
 		if (quoted_blank && depth < 2)
 			keep_words(c, word, why, depth + 1);
+		if (after_cd && word[0] != '-' && !strchr(word, '$') && n_bases < 4 &&
+		    path_join(bases[n_bases], sizeof(bases[n_bases]), bases[n_bases - 1], word))
+			n_bases++;
+		const char *name = word + (word[0] == '!'); /* an alias's `!cd` */
+		after_cd = strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0;
+		if (after_paren && word[0] == '/')
+			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
-			if (strchr(piece, '/') && piece[0] != '-' && !strchr(piece, '$') &&
-			    strncmp(piece, "//", 2) != 0)
-				keep(c, c->worktree, piece, why, true);
+			const char *var = strrchr(piece, '$'), *rest = var ? strchr(var, '/') : NULL;
+			if (rest && rest[1])
+				keep_from(c, bases, n_bases, rest + 1, why);
+			else if (piece[0] == '-' && piece[1] != '-' && piece[1] && strchr(piece + 2, '/'))
+				keep_from(c, bases, n_bases, piece + 2, why);
+			else if (strchr(piece, '/') && piece[0] != '-' && !var && strncmp(piece, "//", 2) != 0)
+				keep_from(c, bases, n_bases, piece, why);
 		}
 	}
 }
@@ -247,6 +278,18 @@ static const struct {
     {"merge", "driver", "a merge driver"},
     {"credential", "helper", "credential.helper"},
     {"gpg", "program", "gpg.program"},
+    {"core", "alternaterefscommand", "core.alternateRefsCommand"},
+    {"sendemail", "smtpserver", "sendemail.smtpServer"},
+    {"lfs", "path", "lfs.customtransfer.*.path"},
+    {"lfs", "clean", "lfs.extension.*.clean"},
+    {"lfs", "smudge", "lfs.extension.*.smudge"},
+    {"tar", "command", "tar.*.command"},
+    {"guitool", "cmd", "guitool.*.cmd"},
+    {"gui", "editor", "gui.editor"},
+    {"man", "cmd", "man.*.cmd"},
+    {"man", "path", "man.*.path"},
+    {"browser", "cmd", "browser.*.cmd"},
+    {"browser", "path", "browser.*.path"},
 };
 
 static void read_config(struct ctx *c, const char *file, int depth);
@@ -438,11 +481,18 @@ static void read_config(struct ctx *c, const char *file, int depth)
 	struct stat st;
 	char *buf = NULL, *value = NULL;
 	ssize_t n = 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) < 0) {
+		close_all(c, "the file actor cannot read the repository's git config");
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode))
 		goto out; /* git reads nothing from a FIFO or a directory either */
-	if (st.st_size > CONFIG_BYTES_MAX || !(buf = malloc((size_t)st.st_size + 1)) ||
-	    !(value = malloc((size_t)st.st_size + 1))) {
+	if (st.st_size > CONFIG_BYTES_MAX) {
 		close_all(c, "the repository's git config is over 1 MiB: the file actor does not read it");
+		goto out;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1)) || !(value = malloc((size_t)st.st_size + 1))) {
+		close_all(c, "the file actor ran out of memory reading the repository's git config");
 		goto out;
 	}
 	for (ssize_t got = 1; got > 0 && n <= st.st_size; n += got)

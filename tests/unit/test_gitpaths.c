@@ -342,6 +342,42 @@ TEST(the_shared_git_dir_outside)
 	CHECK(!gitdir_outside(wt, getuid()));
 }
 
+/* Command forms the first tokenizer missed (review s33), and keys of
+ * tools git or git-lfs run. */
+TEST(command_forms_and_tool_keys)
+{
+	workspace();
+	sh("mkdir -p", "tools");
+	put(".git/config", "[alias]\n"
+			   "\tt = !cd tools && ./run.sh\n"
+			   "\ttop = !\"$(git rev-parse --show-toplevel)/scripts/top.sh\" --all\n"
+			   "\tbare = !$(git rev-parse --show-toplevel)/scripts/bare.sh\n"
+			   "\tvar = !\"$GIT_PREFIX\"/hack/var.sh\n"
+			   "\topt = !tool -F./conf/opt.sh --long=./long.sh\n"
+			   "[lfs \"customtransfer.x\"]\n"
+			   "\tpath = ./bin/lfs-agent\n"
+			   "[tar \"tgz\"]\n"
+			   "\tcommand = ./bin/gz\n"
+			   "[core]\n"
+			   "\talternateRefsCommand = ./bin/refs\n");
+	struct gitpaths g = found();
+	CHECK(!g.closed);
+	CHECK_CONTAINS(why(&g, "tools/run.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "scripts/top.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "scripts/bare.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "hack/var.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "conf/opt.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "long.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "bin/lfs-agent", false), "lfs.customtransfer");
+	CHECK_CONTAINS(why(&g, "bin/gz", false), "tar.*.command");
+	CHECK_CONTAINS(why(&g, "bin/refs", false), "alternateRefsCommand");
+	/* The directory cd goes to is data; the rest of the tree is free. */
+	CHECK(!why(&g, "tools", false));
+	CHECK(!why(&g, "tools/other.sh", true));
+	CHECK(!why(&g, "scripts/other.sh", true));
+	gitpaths_free(&g);
+}
+
 int main(void)
 {
 	RUN(no_config_no_paths);
@@ -352,6 +388,7 @@ int main(void)
 	RUN(repositories_read_as_met);
 	RUN(as_git_reads_it);
 	RUN(the_shared_git_dir_outside);
+	RUN(command_forms_and_tool_keys);
 	sh("rm -rf", "");
 	return harness_done();
 }
