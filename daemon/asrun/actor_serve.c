@@ -41,6 +41,7 @@
 #include "actor_msg.h"
 #include "actor_serve.h"
 #include "connect_run.h"
+#include "fdpath.h"
 #include "gitpaths.h"
 #include "path.h"
 #include "privsep.h"
@@ -63,24 +64,10 @@ static struct gitrepos git_repos; /* what each repository's config names in its 
  * where only Landlock stops a run: the actor, outside the run's domain,
  * checks it here.  Otherwise an analyse run could write into a FIFO of
  * the person's or of a build run in the workspace: a channel. */
-/* Where the kernel says `fd` is (the host /proc's self/fd link, so the
- * run cannot fake it), into real[size]: its length, or -1 when it cannot
- * say or the path does not fit (never a cut path). */
-static ssize_t fd_real(int fd, char *real, size_t size)
-{
-	char link[32];
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
-	ssize_t n = readlinkat(hostproc, link, real, size - 1);
-	if (n <= 0 || n == (ssize_t)size - 1)
-		return -1;
-	real[n] = '\0';
-	return n;
-}
-
 static bool in_writable(int fd)
 {
 	char real[PATH_MAX];
-	if (fd_real(fd, real, sizeof(real)) < 0)
+	if (fdpath_of(hostproc, fd, real, sizeof(real)) < 0)
 		return false;
 	if (real[0] != '/')
 		return true; /* a pipe or socket the run already holds (/proc/PID/fd) */
@@ -324,7 +311,7 @@ static int path_git_check(const char *real)
 static int fd_git_check(int fd)
 {
 	char real[PATH_MAX];
-	if (fd_real(fd, real, sizeof(real)) < 0)
+	if (fdpath_of(hostproc, fd, real, sizeof(real)) < 0)
 		return refuse(EROFS); /* cannot tell (or cut): refuse */
 	return path_git_check(real);
 }
@@ -412,7 +399,7 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 {
 	bool creating = use != ENTRY_OLD;
 	char real[PATH_MAX + NAME_MAX + 2]; /* the directory, once; room for a name after it */
-	ssize_t n = fd_real(dir, real, PATH_MAX);
+	ssize_t n = fdpath_of(hostproc, dir, real, PATH_MAX);
 	if (n < 0)
 		return refuse(EROFS); /* cannot tell (or cut): refuse */
 	int rc = path_git_check(real);

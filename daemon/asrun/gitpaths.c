@@ -40,6 +40,7 @@
  * past run's.  Every size is bounded.
  */
 #include "gitpaths.h"
+#include "fdpath.h"
 #include "gitdir.h"
 #include "path.h"
 
@@ -70,40 +71,6 @@ struct ctx {
 	size_t n_trees;
 	int link_depth; /* hooks directories met through symlinks, now */
 };
-
-/* Where `path` resolves now: its longest existing prefix, through every
- * symlink (as the kernel prints it), with the rest appended. */
-static bool resolve(int hostproc, const char *path, char *out, size_t size)
-{
-	char prefix[PATH_MAX];
-	size_t len = strlen(path);
-	if (len >= sizeof(prefix))
-		return false;
-	memcpy(prefix, path, len + 1);
-	for (;;) {
-		int fd = open(prefix[0] ? prefix : "/", O_PATH | O_CLOEXEC);
-		if (fd >= 0) {
-			char link[32];
-			snprintf(link, sizeof(link), "self/fd/%d", fd);
-			ssize_t n = readlinkat(hostproc, link, out, size - 1);
-			close(fd);
-			if (n <= 0)
-				return false;
-			const char *rest = path + strlen(prefix);
-			if (n == 1 && rest[0] == '/')
-				n = 0; /* "/" + "/a" */
-			size_t r = strlen(rest);
-			if ((size_t)n + r >= size)
-				return false;
-			memcpy(out + n, rest, r + 1);
-			return true;
-		}
-		char *slash = strrchr(prefix, '/');
-		if (!slash)
-			return false;
-		*slash = '\0';
-	}
-}
 
 static void close_all(struct ctx *c, const char *why)
 {
@@ -157,7 +124,7 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 	}
 	if (file && (path_under(c->worktree, named) || (stat(named, &st) == 0 && S_ISDIR(st.st_mode))))
 		return;
-	bool moved = resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
+	bool moved = fdpath_resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
 	if (!writable_by_run(c, named) && !(moved && writable_by_run(c, real)))
 		return;
 	add(c, named, why);
@@ -521,14 +488,16 @@ static void keep_links(struct ctx *c, const char *dir)
 			close_all(c, "the file actor cannot read the repository's hooks");
 		return;
 	}
-	char link[32], real[PATH_MAX], target[PATH_MAX], why[128];
-	snprintf(link, sizeof(link), "self/fd/%d", dirfd(d));
-	ssize_t r = readlinkat(c->hostproc, link, real, sizeof(real) - 1);
-	if (r <= 0 || c->link_depth >= 2) {
+	char real[PATH_MAX], target[PATH_MAX], why[128];
+	if (c->link_depth >= 2) {
 		closedir(d);
 		return;
 	}
-	real[r] = '\0';
+	if (fdpath_of(c->hostproc, dirfd(d), real, sizeof(real)) < 0) {
+		close_all(c, "the file actor cannot tell where the repository's hooks are");
+		closedir(d);
+		return;
+	}
 	c->link_depth++;
 	struct dirent *e;
 	struct stat st;
@@ -565,7 +534,7 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
 		return;
 	if (S_ISREG(st.st_mode) ? !gitdir_gitfile(worktree, gitdir, sizeof(gitdir))
-				: !resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
+				: !fdpath_resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
 		return;
 	/* A linked worktree's or a submodule's git dir is in the view when it
 	 * is the workspace's (root binds its shared one: gitdir.h) or lies in
