@@ -158,11 +158,12 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 		sandbox_fail(s, STEP_MOUNTS);
 	if (hide_cmdline() < 0)
 		sandbox_fail(s, STEP_CMDLINE);
-	/* No core files: they would land in the workspace.  (A core_pattern
-	 * that pipes to a helper, systemd-coredump or apport, ignores this
-	 * limit but for the value 1: fs/coredump.c.  That helper runs as root
-	 * outside the run's cgroup; `--doctor` does not name it yet.) */
-	struct rlimit nocore = {0, 0};
+	/* No core files (they would land in the workspace), and no core_pattern
+	 * pipe helper (systemd-coredump, apport: root, outside the run's
+	 * cgroup, fed what the run's crash hands it): such a helper ignores
+	 * the limit but for the value 1 (fs/coredump.c), and a file core needs
+	 * a page.  The seccomp filter keeps the run from lowering it to 0. */
+	struct rlimit nocore = {1, 1};
 	if (setrlimit(RLIMIT_CORE, &nocore) < 0 || drop_bounding_set() < 0)
 		sandbox_fail(s, STEP_CAPS);
 	if (switch_ids(s->uid) < 0)

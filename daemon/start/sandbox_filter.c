@@ -37,6 +37,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -230,6 +231,16 @@ static int add_arg_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 		RULE(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), socket, 1,
 		     SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, fam));
 	RULE(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), socket, 1, SCMP_A0_64(SCMP_CMP_GT, 10));
+
+	/* RLIMIT_CORE stays at the 1 byte the init sets (root/sandbox.c): the
+	 * one value at which the kernel runs no core_pattern pipe helper
+	 * (systemd-coredump, apport: root, outside the run's cgroup, reading
+	 * what the run's crash hands it).  Lowering it to 0 would bring the
+	 * helper back; raising it, the hard limit stops already.  prlimit64
+	 * only when it sets (new != NULL): reading stays. */
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), setrlimit, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), prlimit64, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE),
+	     SCMP_A2_64(SCMP_CMP_NE, 0));
 	return 0;
 }
 

@@ -84,6 +84,27 @@ rm -rf /etc/systemd/system/sharnessd.service.d/vm-wt.conf /srv/vm-main /srv/vm-w
 systemctl daemon-reload
 systemctl restart sharnessd
 
+# A crash in a run hands nothing to a core_pattern pipe helper (here one
+# that leaves a mark; systemd-coredump and apport run as root too), even
+# after `ulimit -c 0`: the same crash outside the sandbox does.
+pattern=$(cat /proc/sys/kernel/core_pattern)
+printf '#!/bin/sh\ntouch /run/vm-core-called\ncat >/dev/null\n' >/usr/local/bin/vm-core-helper
+chmod 755 /usr/local/bin/vm-core-helper
+echo '|/usr/local/bin/vm-core-helper' >/proc/sys/kernel/core_pattern
+rm -f /run/vm-core-called
+sh -c 'ulimit -c unlimited; kill -SEGV $$' 2>/dev/null
+sleep 1
+check "a crash outside the sandbox reaches the pipe helper (so the next check can fail)" test -e /run/vm-core-called
+rm -f /run/vm-core-called
+out=$(curl -s --max-time 120 --cacert /etc/sharness/certs/ca.pem --cert /etc/sharness/certs/app.pem \
+	--key /etc/sharness/certs/app.key -H 'Content-Type: application/json' https://127.0.0.1:7443/v0/run \
+	-d "$(jq -nc '{cmd: "sh -c '"'"'kill -SEGV $$'"'"'; ulimit -c 0; sh -c '"'"'kill -SEGV $$'"'"'; echo crashed twice", profile: "analyse"}')")
+sleep 1
+check_match "unit: a run crashed twice (once after ulimit -c 0)" "$(jq -r '.stdout + .stderr' <<<"$out" 2>&1)" 'crashed twice'
+check "unit: ... and no pipe helper ran" test ! -e /run/vm-core-called
+echo "$pattern" >/proc/sys/kernel/core_pattern
+rm -f /usr/local/bin/vm-core-helper /run/vm-core-called
+
 # A second daemon on the same range or state_dir refuses, naming the first.
 out=$(timeout 20 /usr/local/sbin/sharnessd --config /etc/sharness/sharnessd.json 2>&1)
 check_match "a second daemon on the unit's range refuses, naming its pid" "$out" "another sharnessd \\(pid [0-9]+\\)"
