@@ -70,6 +70,7 @@ struct ctx {
 	const char *const *trees; /* where a run may write */
 	size_t n_trees;
 	int link_depth; /* hooks directories met through symlinks, now */
+	const char *gitdir, *common; /* the repository's git directories, in view */
 };
 
 static void close_all(struct ctx *c, const char *why)
@@ -441,8 +442,16 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		return;
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
+		/* A file that is not there is read as nothing, as git does; but
+		 * only where the actor sees all there is: the view holds the
+		 * repository's git directories and the trees a run writes, not
+		 * the main checkout of a linked worktree (`../.gitconfig` from
+		 * its .git) or a path elsewhere on the host. */
 		if (errno != ENOENT && errno != ENOTDIR)
 			close_all(c, "the file actor cannot read the repository's git config");
+		else if (!path_under(file, c->gitdir) && !path_under(file, c->common) &&
+			 !writable_by_run(c, file))
+			close_all(c, "the repository's git config includes a file outside the run's view");
 		return;
 	}
 	struct stat st;
@@ -533,9 +542,15 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 	}
 	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
 		return;
-	if (S_ISREG(st.st_mode) ? !gitdir_gitfile(worktree, gitdir, sizeof(gitdir))
-				: !fdpath_resolve(hostproc, dotgit, gitdir, sizeof(gitdir)))
+	if (S_ISREG(st.st_mode) && gitdir_gitfile(worktree, gitdir, sizeof(gitdir)) != 1) {
+		/* git dies on it too, but the person's git may read what we cannot */
+		close_all(&c, "the file actor cannot read the repository's gitfile (.git)");
 		return;
+	}
+	if (!S_ISREG(st.st_mode) && !fdpath_resolve(hostproc, dotgit, gitdir, sizeof(gitdir))) {
+		close_all(&c, "the file actor cannot tell where the repository's git directory is");
+		return;
+	}
 	/* A linked worktree's or a submodule's git dir is in the view when it
 	 * is the workspace's (root binds its shared one: gitdir.h) or lies in
 	 * the workspace; otherwise what its config names is unknown. */
@@ -543,12 +558,16 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 		close_all(&c, GIT_OUTSIDE("git directory"));
 		return;
 	}
-	if (!gitdir_common(gitdir, common, sizeof(common)))
-		memcpy(common, gitdir, sizeof(common));
-	else if (stat(common, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (gitdir_common(gitdir, common, sizeof(common)) != 1) {
+		close_all(&c, "the file actor cannot read the repository's commondir");
+		return;
+	}
+	if (stat(common, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		close_all(&c, GIT_OUTSIDE("shared git directory (git rev-parse --git-common-dir)"));
 		return;
 	}
+	c.gitdir = gitdir;
+	c.common = common;
 	if (path_join(path, sizeof(path), common, "config"))
 		read_config(&c, path, 0);
 	if (path_join(path, sizeof(path), gitdir, "config.worktree"))

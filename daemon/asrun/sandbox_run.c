@@ -78,6 +78,9 @@ static int apply_landlock(const struct sandbox_spec *s)
 	}
 	if (wsfd >= 0)
 		close(wsfd);
+	/* A linked worktree's shared git directory, where mount.c bound it. */
+	if (s->git_dir && stat(s->git_dir, &st) == 0)
+		paths[n++] = (struct landlock_path){s->git_dir, LANDLOCK_GRANT_READ};
 	for (size_t i = 0; i < p->n_read_paths; i++)
 		paths[n++] = (struct landlock_path){p->read_paths[i], LANDLOCK_GRANT_READ};
 	for (size_t i = 0; i < p->n_write_paths; i++)

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -707,9 +708,19 @@ out:
 void config_find_git_dirs(struct config *c)
 {
 	struct stat st;
-	for (size_t i = 0; i < c->n_workspaces; i++)
-		if (!c->git_dirs[i] && stat(c->workspaces[i], &st) == 0)
+	for (size_t i = 0; i < c->n_workspaces; i++) {
+		if (c->git_dirs[i] || stat(c->workspaces[i], &st) < 0)
+			continue;
+		/* With the owner's file access: the paths followed are the
+		 * gitfile's, and root must not open a FIFO or a device, or read
+		 * a file, that the owner could not. */
+		uid_t fsuid = (uid_t)setfsuid(st.st_uid);
+		gid_t fsgid = (gid_t)setfsgid(st.st_gid);
+		if ((uid_t)setfsuid((uid_t)-1) == st.st_uid && (gid_t)setfsgid((gid_t)-1) == st.st_gid)
 			c->git_dirs[i] = gitdir_outside(c->workspaces[i], st.st_uid);
+		setfsgid(fsgid);
+		setfsuid(fsuid);
+	}
 }
 
 void config_free(struct config *c)

@@ -638,7 +638,10 @@ static void check_workspaces(struct doctor *d, const struct config *cfg, const s
 		else
 			pass(d, "workspace %s: owner %s, mode %04o", ws, owner,
 			     (unsigned)(st.st_mode & 07777));
-		if (cfg->git_dirs[i])
+		char err[PATH_MAX + 512];
+		if (keepout_git_dir(cfg, profiles, i, err, sizeof(err)) < 0)
+			fail(d, "%s", err);
+		else if (cfg->git_dirs[i])
 			pass(d,
 			     "workspace %s is a linked worktree or a submodule: runs see its shared git "
 			     "directory %s, read-only",

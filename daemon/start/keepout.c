@@ -169,3 +169,31 @@ int keepout_check(const struct config *c, char *err, size_t errlen)
 		return -1;
 	return 0;
 }
+
+int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t i, char *err, size_t errlen)
+{
+	const char *g = c->git_dirs[i];
+	if (!g)
+		return 0;
+	char *state = resolve(c->state_dir);
+	bool in_state = state && (inside(g, state) || inside(state, g));
+	free(state);
+	if (in_state) {
+		errmsg_set(err, errlen,
+		           "workspace %s: its shared git directory %s overlaps the state dir; runs will not "
+		           "see it (writes there are refused): move one of them",
+		           c->workspaces[i], g);
+		return -1;
+	}
+	for (size_t q = 0; q < ps->n; q++)
+		for (size_t w = 0; w < ps->v[q].n_write_paths; w++)
+			if (under(g, NULL, ps->v[q].write_paths[w], NULL, false)) {
+				errmsg_set(err, errlen,
+				           "workspace %s: its shared git directory %s lies inside profile %s's "
+				           "write_paths entry %s, where a run could replace a directory on the way "
+				           "while root binds it; runs will not see it (writes there are refused)",
+				           c->workspaces[i], g, ps->v[q].name, ps->v[q].write_paths[w]);
+				return -1;
+			}
+	return 0;
+}

@@ -29,4 +29,11 @@ int keepout_check(const struct config *c, char *err, size_t errlen);
  * write a symlink to anywhere. */
 int keepout_profiles(const struct config *c, const struct profile_set *ps, char *err, size_t errlen);
 
+/* 0 when root may bind workspace i's shared git directory (c->git_dirs[i],
+ * or none) into the runs' view; else -1 with one sentence in err: it lies
+ * inside a profile's write_paths entry (a run there could swap a directory
+ * on the way for a symlink while root places the bind) or inside the state
+ * dir.  The caller leaves it out, so the actor refuses that tree's writes. */
+int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t i, char *err, size_t errlen);
+
 #endif

@@ -444,6 +444,12 @@ int main(int argc, char **argv)
 	if (keepout_check(&cfg, err, sizeof(err)) < 0 || /* our own secrets, out of the runs' reach */
 	    keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
+	for (size_t i = 0; i < cfg.n_workspaces; i++)
+		if (keepout_git_dir(&cfg, &profiles, i, err, sizeof(err)) < 0) {
+			log_warn("%s", err);
+			free(cfg.git_dirs[i]);
+			cfg.git_dirs[i] = NULL;
+		}
 	if (cfg.proxy_listen) /* still accepted, so that a configuration of 0.1 loads */
 		log_warn("proxy.listen (%s) has no effect and can be removed: the egress proxy listens on "
 			 "127.0.0.1:3128 inside each proxy run's own network namespace",
@@ -506,11 +512,21 @@ int main(int argc, char **argv)
 		if (!cfg.git_dirs[i])
 			continue;
 		/* Root binds it read-only into each run's view, while it is this
-		 * directory (root/mount.c); held open like the workspace. */
+		 * directory (root/mount.c); held open like the workspace.  What
+		 * is opened is checked again: the owner's, a directory.  If not,
+		 * it is left out (the actor then refuses the tree's writes). */
 		fd = mount_open_workspace(cfg.git_dirs[i], NULL);
-		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0)
-			log_fatal("cannot open the git directory %s of the workspace %s without a symlink on "
-				  "the way: %s", cfg.git_dirs[i], cfg.workspaces[i], strerror(errno));
+		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0 || !S_ISDIR(l.git_dir_st[i].st_mode) ||
+		    l.git_dir_st[i].st_uid != l.workspace_st[i].st_uid) {
+			log_warn("workspace %s: its shared git directory %s changed while sharnessd started; "
+				 "runs will not see it (writes there are refused): restart sharnessd",
+				 cfg.workspaces[i], cfg.git_dirs[i]);
+			if (fd >= 0)
+				close(fd);
+			free(cfg.git_dirs[i]);
+			cfg.git_dirs[i] = NULL;
+			continue;
+		}
 		log_info("workspace %s: a linked worktree or a submodule; runs see its shared git "
 			 "directory %s, read-only", cfg.workspaces[i], cfg.git_dirs[i]);
 	}

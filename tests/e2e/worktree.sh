@@ -12,9 +12,13 @@
 
 g() { git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main -c protocol.file.allow=always "$@"; }
 
-# A main checkout outside every workspace, with a hooks directory in the
-# tree (husky's), and a linked worktree of it as the first workspace.
-MAIN=$T/main
+# A main checkout outside every workspace and outside /tmp (a run's own
+# /tmp is readable: git must work through the bind's own Landlock grant),
+# with a hooks directory in the tree (husky's), and a linked worktree of
+# it as the first workspace.
+OUTSIDE=$(mktemp -d /var/tmp/sharness-e2e-wt.XXXXXX)
+trap 'e2e_cleanup; rm -rf "$OUTSIDE"' EXIT
+MAIN=$OUTSIDE/main
 g init -q "$MAIN"
 g -C "$MAIN" commit -q --allow-empty -m first
 g -C "$MAIN" config core.hooksPath .husky/_
@@ -29,19 +33,38 @@ g init -q "$T/other"
 g -C "$T/other" commit -q --allow-empty -m other
 g -C "$T/other" worktree add -q -b owt "$T/owt"
 chown -R 12345:12345 "$T/other"
+# A main checkout whose config includes a file in its own tree, which the
+# runs' view does not hold (only its .git is bound): that tree stays closed.
+g init -q "$OUTSIDE/inc"
+g -C "$OUTSIDE/inc" commit -q --allow-empty -m inc
+g -C "$OUTSIDE/inc" config include.path ../.gitconfig
+printf '[core]\n\thooksPath = .githooks\n' >"$OUTSIDE/inc/.gitconfig"
+g -C "$OUTSIDE/inc" worktree add -q -b iwt "$T/iwt"
+# Gitfiles that name what is not this worktree's git directory: a plain
+# directory of the owner's, another worktree's, and a good one that others
+# may write.  None is bound.
+mkdir -p "$T/forged/plain" "$T/forged/theirs" "$T/forged/gw" "$OUTSIDE/notgit"
+echo secret >"$OUTSIDE/notgit/key"
+echo "gitdir: $OUTSIDE/notgit" >"$T/forged/plain/.git"
+echo "gitdir: $MAIN/.git/worktrees/ws" >"$T/forged/theirs/.git"
+g -C "$MAIN" worktree add -q -b gw "$T/forged/gw"
+chmod g+w "$T/forged/gw/.git"
 main_sum=$(cd "$MAIN/.git" && find . -type f -exec sha256sum {} + | sort)
 
 jq --arg p "$ROOT/build/probes" '.name = "probew" | .description = "probes, writable workspace" |
 	.workspace = "read-write" | .exec_paths = [$p] | .network = {"mode": "none"} | .approval = "never"' \
 	"$ROOT/profiles/analyse.json" >"$T/probew.json"
 E2E_PROFILES="$T/probew.json"
-e2e_start "{\"workspaces\": [\"$T/ws\", \"$T/super/lib\", \"$T/owt\"]}"
+e2e_start "{\"workspaces\": [\"$T/ws\", \"$T/super/lib\", \"$T/owt\", \"$T/iwt\", \"$T/forged/plain\", \"$T/forged/theirs\", \"$T/forged/gw\"]}"
 
 check_match "worktree: start-up names the shared git directory runs see" "$(cat "$T/daemon.log")" \
 	"workspace $T/ws: a linked worktree or a submodule; runs see its shared git directory $MAIN/.git, read-only"
 check_match "submodule: start-up names the superproject's module directory" "$(cat "$T/daemon.log")" \
 	"workspace $T/super/lib: .*runs see its shared git directory $T/super/.git/modules/lib, read-only"
-check "another user's git directory is not bound" bash -c "! grep -q 'workspace $T/owt:' '$T/daemon.log'"
+for w in owt forged/plain forged/theirs forged/gw; do
+	check "not bound: $w (another user's, a plain directory, another worktree's, a gitfile others may write)" \
+		bash -c "! grep -q 'workspace $T/$w:' '$T/daemon.log'"
+done
 check_match "--doctor names it" "$("$SHARNESSD" --doctor --config "$T/sharnessd.json" 2>&1)" \
 	"workspace $T/ws is a linked worktree or a submodule: runs see its shared git directory $MAIN/.git, read-only"
 
@@ -79,6 +102,17 @@ run_in "$T/owt" 'echo x > f'
 check_match "another user's git directory: the tree stays closed, with the reason" "$OUT $(denials)" \
 	"Permission denied.*git: refused open f: the repository.s git directory is outside the run.s view"
 check "another user's git directory: nothing was written" test ! -e "$T/owt/f"
+
+run_in "$T/iwt" 'echo x > f'
+check_match "an include in the main checkout's tree (outside the view): the tree stays closed, with the reason" \
+	"$OUT $(denials)" "Permission denied.*git: refused open f: the repository.s git config includes a file outside the run.s view"
+run_in "$T/forged/plain" 'cat '"$OUTSIDE"'/notgit/key; echo x > f'
+check_match "a gitfile naming a plain directory: nothing bound, nothing read, the tree closed" "$OUT" \
+	"No such file or directory.*Permission denied"
+run_in "$T/forged/theirs" 'git status 2>&1; echo x > f'
+check_match "a gitfile naming another worktree's git directory: not bound, the tree closed" "$OUT" \
+	"not a git repository.*Permission denied"
+check "... nothing was written in them" test ! -e "$T/iwt/f" -a ! -e "$T/forged/plain/f" -a ! -e "$T/forged/theirs/f"
 
 # Root binds only the directory start-up opened: the main checkout's .git
 # replaced since (here by a copy) is left out, a sandbox prepared before

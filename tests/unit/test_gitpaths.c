@@ -208,6 +208,31 @@ TEST(fails_closed)
 	g = found();
 	CHECK_CONTAINS(g.closed, "git-common-dir");
 	gitpaths_free(&g);
+	/* A gitfile the actor cannot parse, or a commondir it cannot read. */
+	workspace();
+	sh("rm -rf", ".git");
+	put(".git", "not a gitfile\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "cannot read the repository's gitfile");
+	gitpaths_free(&g);
+	workspace();
+	sh("mkdir -p", ".git/commondir");
+	g = found();
+	CHECK_CONTAINS(g.closed, "cannot read the repository's commondir");
+	gitpaths_free(&g);
+	/* An include that is not there: nothing, where the actor sees all
+	 * (the tree, the git directory); closed elsewhere (the main checkout
+	 * of a linked worktree is not in the view). */
+	workspace();
+	put(".git/config", "[include]\n\tpath = ../later.inc\n\tpath = extra.inc\n");
+	g = found();
+	CHECK(!g.closed);
+	gitpaths_free(&g);
+	workspace();
+	put(".git/config", "[include]\n\tpath = /nonexistent/shared.inc\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "includes a file outside the run's view");
+	gitpaths_free(&g);
 	/* Includes that include themselves end at git's depth, closed. */
 	workspace();
 	put(".git/config", "[include]\n\tpath = ../a.inc\n");
@@ -309,34 +334,70 @@ TEST(repositories_read_as_met)
 	close(proc);
 }
 
-/* Start-up binds a workspace's shared git directory when it lies outside
- * the workspace, holds the git directory and is the workspace owner's. */
+/* Start-up binds a workspace's shared git directory only when the
+ * workspace's gitfile and that directory are the owner's, the directory is
+ * a git directory outside the workspace, and it claims this worktree. */
 TEST(the_shared_git_dir_outside)
 {
-	char wt[PATH_MAX + 8], main_git[PATH_MAX + 32];
+	char wt[PATH_MAX + 8], want[PATH_MAX + 32], line[PATH_MAX + 64];
 	workspace();
-	snprintf(main_git, sizeof(main_git), "%s/.git", ws);
+	snprintf(want, sizeof(want), "%s/.git", ws);
 	snprintf(wt, sizeof(wt), "%s/wt", ws);
 	sh("mkdir -p", ".git/worktrees/wt");
+	sh("mkdir -p", ".git/objects");
+	sh("mkdir -p", ".git/refs");
 	sh("mkdir -p", "wt");
+	put(".git/HEAD", "ref: refs/heads/main\n");
 	put("wt/.git", "gitdir: ../.git/worktrees/wt\n");
 	put(".git/worktrees/wt/commondir", "../..\n");
+	snprintf(line, sizeof(line), "%s/.git\n", wt);
+	put(".git/worktrees/wt/gitdir", line);
 	char *got = gitdir_outside(wt, getuid());
-	CHECK_STR(got, main_git);
+	CHECK_STR(got, want);
 	free(got);
 	/* Not another user's. */
 	CHECK(!gitdir_outside(wt, getuid() + 1));
 	/* Nor one inside the workspace: the workspace's own .git. */
 	CHECK(!gitdir_outside(ws, getuid()));
-	/* Nor a shared directory that does not hold the git directory. */
+	/* Nor a gitfile others may write. */
+	sh("chmod g+w", "wt/.git");
+	CHECK(!gitdir_outside(wt, getuid()));
+	sh("chmod g-w", "wt/.git");
+	/* Nor a git directory that points back at another worktree. */
+	put(".git/worktrees/wt/gitdir", "/elsewhere/.git\n");
+	CHECK(!gitdir_outside(wt, getuid()));
+	put(".git/worktrees/wt/gitdir", line);
+	/* Nor a shared directory that is no git directory, or does not hold it. */
+	sh("rm -rf", ".git/refs");
+	CHECK(!gitdir_outside(wt, getuid()));
+	sh("mkdir -p", ".git/refs");
 	put(".git/worktrees/wt/commondir", "/tmp\n");
 	CHECK(!gitdir_outside(wt, getuid()));
-	/* A submodule's: its git dir is the shared one. */
-	sh("rm -rf", ".git/worktrees/wt/commondir");
-	snprintf(main_git, sizeof(main_git), "%s/.git/worktrees/wt", ws);
+	/* Nor a plain directory a gitfile names. */
+	sh("mkdir -p", "plain");
+	put("wt/.git", "gitdir: ../plain\n");
+	CHECK(!gitdir_outside(wt, getuid()));
+	/* Nor a .git symlink. */
+	sh("rm -f", "wt/.git");
+	sh("ln -s ../.git", "wt/.git");
+	CHECK(!gitdir_outside(wt, getuid()));
+	/* A submodule's: its git directory is the shared one, under the
+	 * superproject's .git/modules, and the superproject holds it. */
+	sh("rm -f", "wt/.git");
+	sh("mkdir -p", ".git/modules/wt/objects");
+	sh("mkdir -p", ".git/modules/wt/refs");
+	put(".git/modules/wt/HEAD", "ref: refs/heads/main\n");
+	put("wt/.git", "gitdir: ../.git/modules/wt\n");
+	snprintf(want, sizeof(want), "%s/.git/modules/wt", ws);
 	got = gitdir_outside(wt, getuid());
-	CHECK_STR(got, main_git);
+	CHECK_STR(got, want);
 	free(got);
+	/* Reading: a line that does not fit is an error, never cut. */
+	char small[8];
+	CHECK(gitdir_first_line(want, "", small, sizeof(small)) == -1); /* a directory */
+	snprintf(line, sizeof(line), "%s/wt/.git", ws);
+	CHECK(gitdir_first_line(line, "gitdir: ", small, sizeof(small)) == -1);
+	CHECK(gitdir_first_line("/nonexistent/x", "", small, sizeof(small)) == 0);
 	/* No repository at all. */
 	sh("rm -f", "wt/.git");
 	CHECK(!gitdir_outside(wt, getuid()));
