@@ -79,6 +79,47 @@ static void close_all(struct ctx *c, const char *why)
 		c->g->closed = why;
 }
 
+/* Note `path` as it is now, read or looked for (gitpaths_changed). */
+static void note_seen(struct ctx *c, const char *path)
+{
+	struct gitpaths *g = c->g;
+	struct stat st;
+	for (size_t i = 0; i < g->n_seen; i++)
+		if (strcmp(g->seen[i].path, path) == 0)
+			return;
+	char *copy = g->n_seen < GITPATHS_SEEN_MAX ? strdup(path) : NULL;
+	if (!copy) {
+		g->seen_all = false;
+		return;
+	}
+	struct gitseen *s = &g->seen[g->n_seen++];
+	*s = (struct gitseen){.path = copy, .exists = stat(path, &st) == 0};
+	if (s->exists) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		s->size = st.st_size;
+		s->mtime = st.st_mtim;
+		s->ctime = st.st_ctim;
+	}
+}
+
+bool gitpaths_changed(const struct gitpaths *g)
+{
+	struct stat st;
+	if (!g->seen_all)
+		return true;
+	for (size_t i = 0; i < g->n_seen; i++) {
+		const struct gitseen *s = &g->seen[i];
+		bool exists = stat(s->path, &st) == 0;
+		if (exists != s->exists ||
+		    (exists && (st.st_dev != s->dev || st.st_ino != s->ino || st.st_size != s->size ||
+				st.st_mtim.tv_sec != s->mtime.tv_sec || st.st_mtim.tv_nsec != s->mtime.tv_nsec ||
+				st.st_ctim.tv_sec != s->ctime.tv_sec || st.st_ctim.tv_nsec != s->ctime.tv_nsec)))
+			return true;
+	}
+	return false;
+}
+
 static void add(struct ctx *c, const char *path, const char *why)
 {
 	struct gitpaths *g = c->g;
@@ -438,6 +479,7 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		close_all(c, "the repository's git config includes deeper than git's limit of 10");
 		return;
 	}
+	note_seen(c, file);
 	if (c->g->closed)
 		return;
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -491,6 +533,7 @@ out:
  * kept whole (`.git/hooks -> ../githooks`), two levels deep at most. */
 static void keep_links(struct ctx *c, const char *dir)
 {
+	note_seen(c, dir);
 	DIR *d = opendir(dir);
 	if (!d) {
 		if (errno != ENOENT && errno != ENOTDIR)
@@ -540,8 +583,10 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 		close_all(&c, "the file actor ran out of memory reading the repository's git config");
 		return;
 	}
+	g->seen_all = true;
 	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
 		return;
+	note_seen(&c, dotgit);
 	if (S_ISREG(st.st_mode) && gitdir_gitfile(worktree, gitdir, sizeof(gitdir)) != 1) {
 		/* git dies on it too, but the person's git may read what we cannot */
 		close_all(&c, "the file actor cannot read the repository's gitfile (.git)");
@@ -558,6 +603,8 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 		close_all(&c, GIT_OUTSIDE("git directory"));
 		return;
 	}
+	if (path_join(path, sizeof(path), gitdir, "commondir"))
+		note_seen(&c, path);
 	if (gitdir_common(gitdir, common, sizeof(common)) != 1) {
 		close_all(&c, "the file actor cannot read the repository's commondir");
 		return;
@@ -587,6 +634,8 @@ void gitpaths_free(struct gitpaths *g)
 		free(g->path[i]);
 		free(g->why[i]);
 	}
+	for (size_t i = 0; i < g->n_seen; i++)
+		free(g->seen[i].path);
 	free(g->root);
 	*g = (struct gitpaths){0};
 }
@@ -597,9 +646,16 @@ void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev
 	for (size_t i = 0; i < rs->n && !g; i++)
 		if (rs->repo[i].root && strcmp(rs->repo[i].root, worktree) == 0)
 			g = &rs->repo[i];
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (g && g->dev == dev && g->ino == ino) {
-		g->used = ++rs->tick;
-		return;
+		long ms = (now.tv_sec - g->checked.tv_sec) * 1000 + (now.tv_nsec - g->checked.tv_nsec) / 1000000;
+		if (ms < GITREPOS_RECHECK_MS || !gitpaths_changed(g)) {
+			if (ms >= GITREPOS_RECHECK_MS)
+				g->checked = now;
+			g->used = ++rs->tick;
+			return;
+		}
 	}
 	if (!g && rs->n < GITREPOS_MAX)
 		g = &rs->repo[rs->n++];
@@ -614,6 +670,7 @@ void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev
 	g->dev = dev;
 	g->ino = ino;
 	g->used = ++rs->tick;
+	g->checked = now;
 }
 
 const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making)

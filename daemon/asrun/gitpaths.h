@@ -13,8 +13,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define GITPATHS_MAX 64 /* paths, each as named and as resolved */
+#define GITPATHS_SEEN_MAX 16 /* files and directories read, to see them change */
+
+/* A file or directory read (a config, an include, the .git, a hooks
+ * directory), as it was: the person may change it during a run. */
+struct gitseen {
+	char *path;
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
 
 struct gitpaths {
 	size_t n;
@@ -26,6 +39,10 @@ struct gitpaths {
 	dev_t dev;		  /* and its .git, as read (gitrepos) */
 	ino_t ino;
 	unsigned long used; /* when a write last passed through it */
+	struct gitseen seen[GITPATHS_SEEN_MAX];
+	size_t n_seen;
+	bool seen_all;		/* false: more was read than seen[] holds */
+	struct timespec checked; /* when seen[] was last compared (gitrepos_visit) */
 };
 
 #define GITREPOS_MAX 32
@@ -56,9 +73,17 @@ void gitpaths_free(struct gitpaths *g);
  * git).  NULL when it may. */
 const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making);
 
+/* Has anything gitpaths_find read changed since (a file or directory
+ * made, removed, replaced or written)?  true also when it read more than
+ * it could note. */
+bool gitpaths_changed(const struct gitpaths *g);
+
 /* The working tree `worktree` has a .git (device and inode): read it,
  * unless read already by that name and that .git (a run may move one
- * working tree in place of another). */
+ * working tree in place of another) and, looked at again at most every
+ * GITREPOS_RECHECK_MS, nothing read has changed (the person may edit the
+ * config or link a hook while a run goes on). */
+#define GITREPOS_RECHECK_MS 50
 void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev_t dev, ino_t ino);
 
 /* gitpaths_why over every repository read so far. */

@@ -321,14 +321,27 @@ TEST(repositories_read_as_met)
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
 	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
-	/* Another working tree moved in under a name read before (another
-	 * .git): read again. */
+	/* The person edits the config during the run: read again at a write
+	 * once GITREPOS_RECHECK_MS have passed since the last look. */
 	put("vendor/dep/.git/config", "[core]\n\thooksPath = other-hooks\n");
+	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
 	gitrepos_visit(&rs, proc, dep, 1, 2);
-	CHECK(!why_all(&rs, "vendor/dep/other-hooks/x"));
-	gitrepos_visit(&rs, proc, dep, 1, 3);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/other-hooks/x"), "core.hooksPath");
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
+	/* ... and links a hook out of .git. */
+	sh("mkdir -p", "vendor/dep/.git/hooks");
+	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
+	gitrepos_visit(&rs, proc, dep, 1, 2);
+	sh("ln -s ../../scripts/pc", "vendor/dep/.git/hooks/pre-commit");
+	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
+	gitrepos_visit(&rs, proc, dep, 1, 2);
+	CHECK_CONTAINS(why_all(&rs, "vendor/dep/scripts/pc"), "symlink");
+	/* Another working tree moved in under a name read before (another
+	 * .git): read again at once. */
+	put("vendor/dep/.git/config", "[core]\n\thooksPath = third-hooks\n");
+	gitrepos_visit(&rs, proc, dep, 1, 3);
+	CHECK_CONTAINS(why_all(&rs, "vendor/dep/third-hooks/x"), "core.hooksPath");
+	CHECK(!why_all(&rs, "vendor/dep/other-hooks/x"));
 	for (int i = 0; i < GITREPOS_MAX; i++)
 		gitpaths_free(&rs.repo[i]);
 	close(proc);
