@@ -198,7 +198,7 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 {
 	char word[PATH_MAX], bases[4][PATH_MAX];
 	size_t n_bases = 1;
-	bool after_cd = false;
+	bool after_cd = false, lost = false; /* lost: after a cd the actor cannot follow */
 	snprintf(bases[0], sizeof(bases[0]), "%s", c->worktree);
 	for (const char *p = cmd; *p;) {
 		size_t n = 0;
@@ -226,23 +226,43 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 		/* `sh -c './x --fix'`: a quoted command is split in its turn. */
 		if (quoted_blank && depth < 2)
 			keep_words(c, word, why, depth + 1);
-		if (after_cd && word[0] != '-' && !strchr(word, '$') && n_bases < 4 &&
-		    path_join(bases[n_bases], sizeof(bases[n_bases]), bases[n_bases - 1], word))
-			n_bases++;
 		const char *name = word + (word[0] == '!'); /* an alias's `!cd` */
+		if (after_cd && word[0] == '-' && word[1]) /* `cd -P dir`: an option */
+			continue;
+		if (after_cd) {
+			/* The directory is where later paths are, not a program:
+			 * `cd "${GIT_PREFIX:-.}"` (git's own idiom) or a fifth cd
+			 * leaves the actor not knowing where that is. */
+			after_cd = false;
+			if (strchr(word, '$') || strcmp(word, "-") == 0 || n_bases == 4 ||
+			    !path_join(bases[n_bases], sizeof(bases[n_bases]), bases[n_bases - 1], word))
+				lost = true;
+			else
+				n_bases++;
+			continue;
+		}
 		after_cd = strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0;
 		if (after_paren && word[0] == '/')
 			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
-			const char *var = strrchr(piece, '$'), *rest = var ? strchr(var, '/') : NULL;
+			const char *var = strrchr(piece, '$'), *rest = var ? strchr(var, '/') : NULL, *rel = NULL;
+			if (var && (strncmp(var, "$HOME/", 6) == 0 || strncmp(var, "${HOME}/", 8) == 0))
+				continue; /* a home directory, as `~/`: not in the run's view */
 			if (rest && rest[1])
-				keep_from(c, bases, n_bases, rest + 1, why);
+				rel = rest + 1;
 			else if (piece[0] == '-' && piece[1] != '-' && piece[1] && strchr(piece + 2, '/'))
-				keep_from(c, bases, n_bases, piece + 2, why);
+				rel = piece + 2;
 			else if (strchr(piece, '/') && piece[0] != '-' && !var && strncmp(piece, "//", 2) != 0)
-				keep_from(c, bases, n_bases, piece, why);
+				rel = piece;
+			if (rel && lost && rel[0] != '/') {
+				close_all(c, "the repository's git config runs a path after a cd the file actor "
+					     "cannot follow");
+				return;
+			}
+			if (rel)
+				keep_from(c, bases, n_bases, rel, why);
 		}
 	}
 }
@@ -472,6 +492,27 @@ static void parse(struct ctx *c, const char *file, const char *p, const char *en
 		close_all(c, "the repository's git config has a line the file actor cannot parse");
 }
 
+/* Is the longest part of `path` that exists a symlink (the path itself
+ * dangling, or a directory on the way)?  Where it leads is not in view. */
+static bool behind_link(const char *path)
+{
+	char prefix[PATH_MAX];
+	struct stat st;
+	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
+		return true;
+	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
+		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
+			return false;
+	return S_ISLNK(st.st_mode);
+}
+
+/* Is `path` where the actor sees all there is: the repository's git
+ * directories and the trees a run writes? */
+static bool in_view(const struct ctx *c, const char *path)
+{
+	return path_under(path, c->gitdir) || path_under(path, c->common) || writable_by_run(c, path);
+}
+
 static void read_config(struct ctx *c, const char *file, int depth)
 {
 	if (depth > INCLUDE_DEPTH_MAX) {
@@ -489,10 +530,13 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		 * repository's git directories and the trees a run writes, not
 		 * the main checkout of a linked worktree (`../.gitconfig` from
 		 * its .git) or a path elsewhere on the host. */
+		char real[PATH_MAX];
 		if (errno != ENOENT && errno != ENOTDIR)
 			close_all(c, "the file actor cannot read the repository's git config");
-		else if (!path_under(file, c->gitdir) && !path_under(file, c->common) &&
-			 !writable_by_run(c, file))
+		else if (!in_view(c, file) || behind_link(file) ||
+			 !fdpath_resolve(c->hostproc, file, real, sizeof(real)) || !in_view(c, real))
+			/* outside, a dangling symlink, or behind a symlink that
+			 * leads outside: git on the host may read what it names */
 			close_all(c, "the repository's git config includes a file outside the run's view");
 		return;
 	}

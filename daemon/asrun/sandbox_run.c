@@ -78,8 +78,10 @@ static int apply_landlock(const struct sandbox_spec *s)
 	}
 	if (wsfd >= 0)
 		close(wsfd);
-	/* A linked worktree's shared git directory, where mount.c bound it. */
-	if (s->git_dir && stat(s->git_dir, &st) == 0)
+	/* A linked worktree's shared git directory, where mount.c bound it
+	 * (an idmapped bind keeps device and inode). */
+	if (s->git_dir && stat(s->git_dir, &st) == 0 && st.st_dev == s->git_dir_st->st_dev &&
+	    st.st_ino == s->git_dir_st->st_ino)
 		paths[n++] = (struct landlock_path){s->git_dir, LANDLOCK_GRANT_READ};
 	for (size_t i = 0; i < p->n_read_paths; i++)
 		paths[n++] = (struct landlock_path){p->read_paths[i], LANDLOCK_GRANT_READ};

@@ -24,8 +24,10 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -711,15 +713,25 @@ void config_find_git_dirs(struct config *c)
 	for (size_t i = 0; i < c->n_workspaces; i++) {
 		if (c->git_dirs[i] || stat(c->workspaces[i], &st) < 0)
 			continue;
-		/* With the owner's file access: the paths followed are the
-		 * gitfile's, and root must not open a FIFO or a device, or read
-		 * a file, that the owner could not. */
+		/* With the owner's file access (uid, primary group, no other
+		 * group): the paths followed are the gitfile's, and root must not
+		 * open a FIFO or a device, or read a file, that the owner could
+		 * not.  If that cannot be set up, nothing is bound. */
+		const struct passwd *pw = getpwuid(st.st_uid);
+		gid_t gid = pw ? pw->pw_gid : st.st_gid, groups[64];
+		int n_groups = getgroups(64, groups);
+		if (n_groups < 0 || setgroups(0, NULL) < 0)
+			continue;
 		uid_t fsuid = (uid_t)setfsuid(st.st_uid);
-		gid_t fsgid = (gid_t)setfsgid(st.st_gid);
-		if ((uid_t)setfsuid((uid_t)-1) == st.st_uid && (gid_t)setfsgid((gid_t)-1) == st.st_gid)
-			c->git_dirs[i] = gitdir_outside(c->workspaces[i], st.st_uid);
+		gid_t fsgid = (gid_t)setfsgid(gid);
+		if ((uid_t)setfsuid((uid_t)-1) == st.st_uid && (gid_t)setfsgid((gid_t)-1) == gid)
+			c->git_dirs[i] = gitdir_outside(c->workspaces[i], st.st_uid, &c->git_dirs_st[i]);
 		setfsgid(fsgid);
 		setfsuid(fsuid);
+		if (setgroups((size_t)n_groups, groups) < 0) { /* cannot be: we just had them */
+			free(c->git_dirs[i]);
+			c->git_dirs[i] = NULL;
+		}
 	}
 }
 

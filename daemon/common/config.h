@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define CONFIG_WORKSPACES_MAX 16
@@ -28,6 +29,7 @@ struct config {
 	 * linked worktree's or a submodule's): root binds it read-only into the
 	 * runs' view.  config_find_git_dirs fills it; NULL = none. */
 	char *git_dirs[CONFIG_WORKSPACES_MAX];
+	struct stat git_dirs_st[CONFIG_WORKSPACES_MAX]; /* each as checked then */
 	uid_t uid_first;               /* uid_range.first */
 	unsigned uid_count;            /* uid_range.count */
 	unsigned max_runs;             /* concurrent runs; beyond -> the queue */

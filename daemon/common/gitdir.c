@@ -99,7 +99,7 @@ static bool claims(const char *gitdir, const char *shared, const char *workspace
 	return path_under(workspace, path) && strcmp(workspace, path) != 0;
 }
 
-char *gitdir_outside(const char *workspace, uid_t owner)
+char *gitdir_outside(const char *workspace, uid_t owner, struct stat *shared_st)
 {
 	char dotgit[PATH_MAX], named[PATH_MAX], common[PATH_MAX];
 	struct stat st;
@@ -111,8 +111,9 @@ char *gitdir_outside(const char *workspace, uid_t owner)
 	if (gitdir && gitdir_common(gitdir, common, sizeof(common)) == 1)
 		shared = realpath(common, NULL);
 	bool bind = shared && !path_under(shared, workspace) && !path_under(workspace, shared) &&
-		    stat(shared, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == owner &&
-		    is_git_dir(shared) && claims(gitdir, shared, workspace, dotgit);
+		    stat(shared, shared_st) == 0 && S_ISDIR(shared_st->st_mode) &&
+		    shared_st->st_uid == owner && is_git_dir(shared) &&
+		    claims(gitdir, shared, workspace, dotgit);
 	free(gitdir);
 	if (!bind) {
 		free(shared);

@@ -16,6 +16,7 @@
 #define SHARNESS_GITDIR_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* The first line of the regular file `file` (a symlink is not followed),
@@ -45,8 +46,9 @@ int gitdir_common(const char *gitdir, char *common, size_t size);
  *     holds the workspace;
  *   - the shared directory is a git directory (HEAD, objects/, refs/) of
  *     `owner`, outside the workspace.
- * NULL otherwise (the actor then refuses the tree's writes).  Call it with
- * the fs uid of `owner`: it follows paths the gitfile names. */
-char *gitdir_outside(const char *workspace, uid_t owner);
+ * NULL otherwise (the actor then refuses the tree's writes).  `st`: the
+ * shared directory as checked (bind only that inode).  Call it with the fs
+ * uid of `owner`: it follows paths the gitfile names. */
+char *gitdir_outside(const char *workspace, uid_t owner, struct stat *st);
 
 #endif

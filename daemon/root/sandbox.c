@@ -159,10 +159,12 @@ noreturn void sandbox_child(const struct sandbox_spec *s)
 	if (hide_cmdline() < 0)
 		sandbox_fail(s, STEP_CMDLINE);
 	/* No core files (they would land in the workspace), and no core_pattern
-	 * pipe helper (systemd-coredump, apport: root, outside the run's
+	 * pipe helper (`|`: systemd-coredump, apport; root, outside the run's
 	 * cgroup, fed what the run's crash hands it): such a helper ignores
 	 * the limit but for the value 1 (fs/coredump.c), and a file core needs
-	 * a page.  The seccomp filter keeps the run from lowering it to 0. */
+	 * a page.  The seccomp filter keeps the run from lowering it to 0.  A
+	 * socket pattern (`@`, Linux 6.16+) ignores every limit: start-up and
+	 * --doctor warn of it. */
 	struct rlimit nocore = {1, 1};
 	if (setrlimit(RLIMIT_CORE, &nocore) < 0 || drop_bounding_set() < 0)
 		sandbox_fail(s, STEP_CAPS);

@@ -550,6 +550,34 @@ int doctor_ptrace_scope(void)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+const char *doctor_core_socket(char *pattern, size_t size)
+{
+	int fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, pattern, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	pattern[n > 0 ? n : 0] = '\0';
+	pattern[strcspn(pattern, "\n")] = '\0';
+	if (pattern[0] != '@')
+		return NULL;
+	return "kernel.core_pattern is a socket: the kernel hands every crash of a run to the root service "
+	       "listening there whatever a run's core limit (a pipe helper, `|`, it does not); set a pipe or "
+	       "file pattern (sysctl kernel.core_pattern=core, or the distribution's `|` helper)";
+}
+
+/* A run's crash: RLIMIT_CORE 1 keeps the core from a file and from a `|`
+ * helper (root/sandbox.c); a socket pattern ignores it. */
+static void check_core_pattern(struct doctor *d)
+{
+	char pattern[256];
+	const char *why = doctor_core_socket(pattern, sizeof(pattern));
+	if (why)
+		fail(d, "%s (now %s)", why, pattern);
+	else
+		pass(d, "kernel.core_pattern %s: a run's crash leaves no core and reaches no helper (core limit 1 byte)",
+		     pattern);
+}
+
 /* CAP_SYS_PTRACE and CAP_SYS_CHROOT: root starts each run's file actor in
  * the run's root (chroot, and /proc/PID/root of the run's init, which is
  * the run's uid by then).  The actor makes the run's writes and unix
@@ -1010,6 +1038,7 @@ int doctor_main(const char *config_path)
 	check_kernel(&d, have_cfg ? cfg.landlock_min_abi : 1);
 	check_cgroups(&d, have_cfg ? (unsigned)cfg.uid_first : 0);
 	check_ptrace(&d);
+	check_core_pattern(&d);
 	check_executables(&d);
 	if (have_cfg) {
 		long pid = 0;

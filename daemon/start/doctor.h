@@ -11,6 +11,7 @@
 #define SHARNESS_DOCTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Run every check on the configuration at `config_path` (NULL: the embedded
  * development defaults).  Prints to stdout; returns the exit code: 1 when a
@@ -25,5 +26,10 @@ bool doctor_can_connect(void);
 /* kernel.yama.ptrace_scope, 0 without Yama.  Above 1, a run's supervisor,
  * which runs as the run's uid, could not read its own run's calls. */
 int doctor_ptrace_scope(void);
+
+/* When kernel.core_pattern (read into pattern) is a socket (`@`, Linux
+ * 6.16+), which no core limit stops: the sentence saying so and what to
+ * do; else NULL. */
+const char *doctor_core_socket(char *pattern, size_t size);
 
 #endif

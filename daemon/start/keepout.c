@@ -185,9 +185,27 @@ int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t
 		           c->workspaces[i], g);
 		return -1;
 	}
+	/* Where a run may write, it could swap a directory on the way for a
+	 * symlink while root places the bind: a write path, or a workspace
+	 * but for its own .git (no run changes anything there). */
+	for (size_t w = 0; w < c->n_workspaces; w++) {
+		char top[PATH_MAX];
+		if (inside(g, c->workspaces[w]) &&
+		    (snprintf(top, sizeof(top), "%s/.git", c->workspaces[w]) >= (int)sizeof(top) || !inside(g, top))) {
+			errmsg_set(err, errlen,
+			           "workspace %s: its shared git directory %s lies below the top of the workspace "
+			           "%s, where a run could move a directory on the way while root binds it; runs "
+			           "will not see it (writes there are refused): serve the main checkout itself",
+			           c->workspaces[i], g, c->workspaces[w]);
+			return -1;
+		}
+	}
 	for (size_t q = 0; q < ps->n; q++)
-		for (size_t w = 0; w < ps->v[q].n_write_paths; w++)
-			if (under(g, NULL, ps->v[q].write_paths[w], NULL, false)) {
+		for (size_t w = 0; w < ps->v[q].n_write_paths; w++) {
+			char *rx = resolve(ps->v[q].write_paths[w]);
+			bool bad = under(g, NULL, ps->v[q].write_paths[w], rx, true);
+			free(rx);
+			if (bad) {
 				errmsg_set(err, errlen,
 				           "workspace %s: its shared git directory %s lies inside profile %s's "
 				           "write_paths entry %s, where a run could replace a directory on the way "
@@ -195,5 +213,6 @@ int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t
 				           c->workspaces[i], g, ps->v[q].name, ps->v[q].write_paths[w]);
 				return -1;
 			}
+		}
 	return 0;
 }

@@ -198,6 +198,9 @@ static void self_check(const struct config *cfg, struct policy_facts *facts, str
 		          "read its run's calls; set it to 1 (sysctl kernel.yama.ptrace_scope=1; 3 needs a reboot)",
 		          doctor_ptrace_scope());
 	char err[1024], parent[64];
+	const char *core = doctor_core_socket(err, sizeof(err));
+	if (core)
+		log_warn("%s (now %s)", core, err);
 	/* Every ABI from 1: landlock.c's table names the lock that covers each
 	 * newer right; the refusal is worded from this system's facts. */
 	char why[1024];
@@ -513,11 +516,12 @@ int main(int argc, char **argv)
 			continue;
 		/* Root binds it read-only into each run's view, while it is this
 		 * directory (root/mount.c); held open like the workspace.  What
-		 * is opened is checked again: the owner's, a directory.  If not,
-		 * it is left out (the actor then refuses the tree's writes). */
+		 * is opened must be the directory config_find_git_dirs checked;
+		 * if not, it is left out (the actor then refuses the tree's
+		 * writes). */
 		fd = mount_open_workspace(cfg.git_dirs[i], NULL);
-		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0 || !S_ISDIR(l.git_dir_st[i].st_mode) ||
-		    l.git_dir_st[i].st_uid != l.workspace_st[i].st_uid) {
+		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0 || l.git_dir_st[i].st_dev != cfg.git_dirs_st[i].st_dev ||
+		    l.git_dir_st[i].st_ino != cfg.git_dirs_st[i].st_ino) {
 			log_warn("workspace %s: its shared git directory %s changed while sharnessd started; "
 				 "runs will not see it (writes there are refused): restart sharnessd",
 				 cfg.workspaces[i], cfg.git_dirs[i]);

@@ -234,13 +234,19 @@ static int add_arg_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
 
 	/* RLIMIT_CORE stays at the 1 byte the init sets (root/sandbox.c): the
 	 * one value at which the kernel runs no core_pattern pipe helper
-	 * (systemd-coredump, apport: root, outside the run's cgroup, reading
-	 * what the run's crash hands it).  Lowering it to 0 would bring the
-	 * helper back; raising it, the hard limit stops already.  prlimit64
-	 * only when it sets (new != NULL): reading stays. */
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), setrlimit, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE));
-	RULE(ctx, SCMP_ACT_ERRNO(EPERM), prlimit64, 2, SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE),
-	     SCMP_A2_64(SCMP_CMP_NE, 0));
+	 * (`|`: systemd-coredump, apport; root, outside the run's cgroup,
+	 * reading what the run's crash hands it).  Lowering it to 0 would bring
+	 * the helper back; raising it, the hard limit stops already.  Setting
+	 * it answers success and changes nothing: GnuPG dies when it cannot
+	 * "disable core dumps", and `ulimit -c 0` in a `set -e` script would
+	 * too, while a limit of 1 byte disables them already.  A prlimit64
+	 * that also reads the old value cannot be answered so (it would read
+	 * nothing): EPERM.  Reading stays. */
+	RULE(ctx, SCMP_ACT_ERRNO(0), setrlimit, 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE));
+	RULE(ctx, SCMP_ACT_ERRNO(0), prlimit64, 3, SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE),
+	     SCMP_A2_64(SCMP_CMP_NE, 0), SCMP_A3_64(SCMP_CMP_EQ, 0));
+	RULE(ctx, SCMP_ACT_ERRNO(EPERM), prlimit64, 3, SCMP_A1_64(SCMP_CMP_MASKED_EQ, LOW32, RLIMIT_CORE),
+	     SCMP_A2_64(SCMP_CMP_NE, 0), SCMP_A3_64(SCMP_CMP_NE, 0));
 	return 0;
 }
 

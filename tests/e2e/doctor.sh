@@ -34,6 +34,7 @@ for what in 'configuration' 'running as root' 'Landlock ABI' 'seccomp filter bui
 	'idmap user namespace' 'cgroups (hybrid|v1|v2)' 'uid_range .* is free' 'tls.cert .* signed by tls.ca' \
 	'client certificate \(role person\)' 'workspace '"$WS"': owner root' 'audit log' 'listen .* free' \
 	'the TLS key, the CA key, the secrets file, the audit log and the state dir lie outside every workspace' \
+	'kernel.core_pattern .*: a run.s crash leaves no core and reaches no helper' \
 	"the front's executable $(dirname "$SHARNESSD")/sharnessd-front" \
 	"the file actor's executable $(dirname "$SHARNESSD")/sharness-actor"; do
 	check_match "good config: a ✔ line for '$what'" "$DOUT" "✔ $what"

@@ -233,6 +233,19 @@ TEST(fails_closed)
 	g = found();
 	CHECK_CONTAINS(g.closed, "includes a file outside the run's view");
 	gitpaths_free(&g);
+	/* ... and where a symlink in view leads out of it (dangling here). */
+	workspace();
+	put(".git/config", "[include]\n\tpath = proj.inc\n");
+	sh("ln -s /nonexistent/dotfiles/proj.inc", ".git/proj.inc");
+	g = found();
+	CHECK_CONTAINS(g.closed, "includes a file outside the run's view");
+	gitpaths_free(&g);
+	workspace();
+	put(".git/config", "[include]\n\tpath = dots/proj.inc\n");
+	sh("ln -s /nonexistent/dotfiles", ".git/dots");
+	g = found();
+	CHECK_CONTAINS(g.closed, "includes a file outside the run's view");
+	gitpaths_free(&g);
 	/* Includes that include themselves end at git's depth, closed. */
 	workspace();
 	put(".git/config", "[include]\n\tpath = ../a.inc\n");
@@ -353,6 +366,7 @@ TEST(repositories_read_as_met)
 TEST(the_shared_git_dir_outside)
 {
 	char wt[PATH_MAX + 8], want[PATH_MAX + 32], line[PATH_MAX + 64];
+	struct stat st;
 	workspace();
 	snprintf(want, sizeof(want), "%s/.git", ws);
 	snprintf(wt, sizeof(wt), "%s/wt", ws);
@@ -365,35 +379,35 @@ TEST(the_shared_git_dir_outside)
 	put(".git/worktrees/wt/commondir", "../..\n");
 	snprintf(line, sizeof(line), "%s/.git\n", wt);
 	put(".git/worktrees/wt/gitdir", line);
-	char *got = gitdir_outside(wt, getuid());
+	char *got = gitdir_outside(wt, getuid(), &st);
 	CHECK_STR(got, want);
 	free(got);
 	/* Not another user's. */
-	CHECK(!gitdir_outside(wt, getuid() + 1));
+	CHECK(!gitdir_outside(wt, getuid() + 1, &st));
 	/* Nor one inside the workspace: the workspace's own .git. */
-	CHECK(!gitdir_outside(ws, getuid()));
+	CHECK(!gitdir_outside(ws, getuid(), &st));
 	/* Nor a gitfile others may write. */
 	sh("chmod g+w", "wt/.git");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	sh("chmod g-w", "wt/.git");
 	/* Nor a git directory that points back at another worktree. */
 	put(".git/worktrees/wt/gitdir", "/elsewhere/.git\n");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	put(".git/worktrees/wt/gitdir", line);
 	/* Nor a shared directory that is no git directory, or does not hold it. */
 	sh("rm -rf", ".git/refs");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	sh("mkdir -p", ".git/refs");
 	put(".git/worktrees/wt/commondir", "/tmp\n");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	/* Nor a plain directory a gitfile names. */
 	sh("mkdir -p", "plain");
 	put("wt/.git", "gitdir: ../plain\n");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	/* Nor a .git symlink. */
 	sh("rm -f", "wt/.git");
 	sh("ln -s ../.git", "wt/.git");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 	/* A submodule's: its git directory is the shared one, under the
 	 * superproject's .git/modules, and the superproject holds it. */
 	sh("rm -f", "wt/.git");
@@ -402,7 +416,7 @@ TEST(the_shared_git_dir_outside)
 	put(".git/modules/wt/HEAD", "ref: refs/heads/main\n");
 	put("wt/.git", "gitdir: ../.git/modules/wt\n");
 	snprintf(want, sizeof(want), "%s/.git/modules/wt", ws);
-	got = gitdir_outside(wt, getuid());
+	got = gitdir_outside(wt, getuid(), &st);
 	CHECK_STR(got, want);
 	free(got);
 	/* Reading: a line that does not fit is an error, never cut. */
@@ -413,7 +427,7 @@ TEST(the_shared_git_dir_outside)
 	CHECK(gitdir_first_line("/nonexistent/x", "", small, sizeof(small)) == 0);
 	/* No repository at all. */
 	sh("rm -f", "wt/.git");
-	CHECK(!gitdir_outside(wt, getuid()));
+	CHECK(!gitdir_outside(wt, getuid(), &st));
 }
 
 /* Command forms the first tokenizer missed (review s33), and keys of
@@ -449,6 +463,29 @@ TEST(command_forms_and_tool_keys)
 	CHECK(!why(&g, "tools", false));
 	CHECK(!why(&g, "tools/other.sh", true));
 	CHECK(!why(&g, "scripts/other.sh", true));
+	gitpaths_free(&g);
+	/* A cd's directory is not a program, even when it is not there yet;
+	 * a $HOME path is not in the tree. */
+	workspace();
+	put(".git/config", "[alias]\n\tb = !cd -P build/out && ./run\n\th = !$HOME/bin/tool --fix\n");
+	g = found();
+	CHECK(!g.closed);
+	CHECK(!why(&g, "build/out", false)); /* mkdir may make it */
+	CHECK_CONTAINS(why(&g, "build/out/run", false), "alias");
+	CHECK(!why(&g, "bin/tool", true));
+	gitpaths_free(&g);
+	/* After a cd the actor cannot follow (git's own `cd "${GIT_PREFIX:-.}"`
+	 * idiom: the directory the person typed the alias in), a relative
+	 * path could be anywhere in the tree: closed. */
+	workspace();
+	put(".git/config", "[alias]\n\tf = !cd \"${GIT_PREFIX:-.}\" && ./fmt.sh\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "after a cd the file actor cannot follow");
+	gitpaths_free(&g);
+	workspace();
+	put(".git/config", "[alias]\n\tf = !cd \"${GIT_PREFIX:-.}\" && make\n");
+	g = found();
+	CHECK(!g.closed); /* no path follows */
 	gitpaths_free(&g);
 }
 
