@@ -126,6 +126,13 @@ check "worktree: ... and nothing was written" test ! -e "$T/ws/f"
 rm -rf "$MAIN/.git"
 mv "$MAIN/.git.moved" "$MAIN/.git"
 
+# Nor is one bound below the top of another workspace (a run there could
+# move a directory on the way while root places the bind): --doctor says so.
+jq --arg o "$OUTSIDE" '.workspaces += [$o]' "$T/sharnessd.json" >"$T/below.json"
+check_match "a shared git directory below the top of another workspace is not bound (--doctor)" \
+	"$("$SHARNESSD" --doctor --config "$T/below.json" 2>&1)" \
+	"✘ workspace $T/ws: its shared git directory $MAIN/.git lies below the top of the workspace $OUTSIDE"
+
 # The daemon's own secrets may not lie in a git directory runs see.
 jq --arg s "$MAIN/.git/sharness-state" '.state_dir = $s' "$T/sharnessd.json" >"$T/bad.json"
 out=$("$SHARNESSD" --check-config --config "$T/bad.json" 2>&1)
