@@ -190,6 +190,15 @@ static void remove_cgroups_at_exit(void)
 	runcg_remove_parent();
 }
 
+/* Leave workspace i's shared git directory out of the runs' view (the
+ * actor then refuses that tree's writes), saying why. */
+static void leave_git_dir_out(struct config *cfg, size_t i, const char *why)
+{
+	log_warn("%s", why);
+	free(cfg->git_dirs[i]);
+	cfg->git_dirs[i] = NULL;
+}
+
 /* Fail closed (SPEC §6): every lock must work on this kernel. */
 static void self_check(const struct config *cfg, struct policy_facts *facts, struct sock_fprog *filter)
 {
@@ -448,11 +457,8 @@ int main(int argc, char **argv)
 	    keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
 	for (size_t i = 0; i < cfg.n_workspaces; i++)
-		if (keepout_git_dir(&cfg, &profiles, i, err, sizeof(err)) < 0) {
-			log_warn("%s", err);
-			free(cfg.git_dirs[i]);
-			cfg.git_dirs[i] = NULL;
-		}
+		if (keepout_git_dir(&cfg, &profiles, i, err, sizeof(err)) < 0)
+			leave_git_dir_out(&cfg, i, err);
 	if (cfg.proxy_listen) /* still accepted, so that a configuration of 0.1 loads */
 		log_warn("proxy.listen (%s) has no effect and can be removed: the egress proxy listens on "
 			 "127.0.0.1:3128 inside each proxy run's own network namespace",
@@ -522,13 +528,13 @@ int main(int argc, char **argv)
 		fd = mount_open_workspace(cfg.git_dirs[i], NULL);
 		if (fd < 0 || fstat(fd, &l.git_dir_st[i]) < 0 || l.git_dir_st[i].st_dev != cfg.git_dirs_st[i].st_dev ||
 		    l.git_dir_st[i].st_ino != cfg.git_dirs_st[i].st_ino) {
-			log_warn("workspace %s: its shared git directory %s changed while sharnessd started; "
-				 "runs will not see it (writes there are refused): restart sharnessd",
+			snprintf(err, sizeof(err),
+				 "workspace %s: its shared git directory %s changed while sharnessd started; runs "
+				 "will not see it (writes there are refused): restart sharnessd",
 				 cfg.workspaces[i], cfg.git_dirs[i]);
+			leave_git_dir_out(&cfg, i, err);
 			if (fd >= 0)
 				close(fd);
-			free(cfg.git_dirs[i]);
-			cfg.git_dirs[i] = NULL;
 			continue;
 		}
 		log_info("workspace %s: a linked worktree or a submodule; runs see its shared git "
