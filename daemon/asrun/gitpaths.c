@@ -194,6 +194,8 @@ static void keep_from(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, con
  * command went; the path after a variable or a command substitution
  * (`$(git rev-parse --show-toplevel)/x`, `"$TOP"/x`) from there too, and
  * the path glued to a short option (`-F./x`). */
+#define TOPLEVEL "$(git rev-parse --show-toplevel)"
+
 static void keep_words(struct ctx *c, const char *cmd, const char *why, int depth)
 {
 	char word[PATH_MAX], bases[4][PATH_MAX];
@@ -204,10 +206,14 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 		size_t n = 0;
 		char quote = 0;
 		bool quoted_blank = false, cut = false;
+		const char *sep = p;
 		while (*p && strchr(" \t\n;|&<>()", *p))
 			p++;
+		/* `cd && ./x`: an operator ends cd's words (no operand: home) */
+		bool op_before = strcspn(sep, ";|&()") < (size_t)(p - sep);
 		/* `$(...)/x` split at ')': the rest is a path from the command's output */
 		bool after_paren = p > cmd && p[-1] == ')';
+		const char *start = p + (*p == '"');
 		for (; *p && (quote || !strchr(" \t\n;|&<>()", *p)); p++)
 			if (quote ? *p == quote : (*p == '"' || *p == '\''))
 				quote = quote ? 0 : *p;
@@ -227,21 +233,42 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 		if (quoted_blank && depth < 2)
 			keep_words(c, word, why, depth + 1);
 		const char *name = word + (word[0] == '!'); /* an alias's `!cd` */
+		if (after_cd && op_before) { /* a bare `cd`: home */
+			after_cd = false;
+			lost = true;
+		}
 		if (after_cd && word[0] == '-' && word[1]) /* `cd -P dir`: an option */
 			continue;
 		if (after_cd) {
-			/* The directory is where later paths are, not a program:
-			 * `cd "${GIT_PREFIX:-.}"` (git's own idiom) or a fifth cd
-			 * leaves the actor not knowing where that is. */
+			/* The directory is where later paths are, not a program.
+			 * `cd "${GIT_PREFIX:-.}"` (git's own idiom), `cd ~/x`,
+			 * `cd -` or a fourth cd leave the actor not knowing where
+			 * that is; `cd "$(git rev-parse --show-toplevel)"` is the
+			 * top, where paths are taken from anyway. */
 			after_cd = false;
-			if (strchr(word, '$') || strcmp(word, "-") == 0 || n_bases == 4 ||
+			if (strncmp(start, TOPLEVEL, sizeof(TOPLEVEL) - 1) == 0)
+				continue;
+			if (strchr(word, '$') || word[0] == '~' || strcmp(word, "-") == 0 || n_bases == 4 ||
 			    !path_join(bases[n_bases], sizeof(bases[n_bases]), bases[n_bases - 1], word))
 				lost = true;
 			else
 				n_bases++;
 			continue;
 		}
+		/* "$GIT_PREFIX"/x: under the directory the person typed the
+		 * alias in, which may be anywhere in the tree. */
+		const char *prefix_var = strstr(word, "GIT_PREFIX");
+		if (prefix_var && strchr(prefix_var, '/')) {
+			close_all(c, "the repository's git config runs a path under $GIT_PREFIX, the "
+				     "directory an alias is typed in, which the file actor cannot follow");
+			return;
+		}
 		after_cd = strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0;
+		if (after_paren && word[0] == '/' && lost) {
+			close_all(c, "the repository's git config runs a path after a cd the file actor "
+				     "cannot follow");
+			return;
+		}
 		if (after_paren && word[0] == '/')
 			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
@@ -256,7 +283,7 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 				rel = piece + 2;
 			else if (strchr(piece, '/') && piece[0] != '-' && !var && strncmp(piece, "//", 2) != 0)
 				rel = piece;
-			if (rel && lost && rel[0] != '/') {
+			if (rel && lost && rel[0] != '/' && rel[0] != '~' && !strpbrk(rel, "%*?")) {
 				close_all(c, "the repository's git config runs a path after a cd the file actor "
 					     "cannot follow");
 				return;
@@ -339,7 +366,10 @@ static void entry(struct ctx *c, const char *file, const char *section, const ch
 		if (slash)
 			*(slash == dir ? slash + 1 : slash) = '\0';
 		keep(c, dir, value, "the person's git reads it as config (include.path)", true);
-		if (value[0] != '~' && path_join(path, sizeof(path), dir, value))
+		if (value[0] == '~')
+			close_all(c, "the repository's git config includes a file in a home directory, "
+				     "outside the run's view");
+		else if (path_join(path, sizeof(path), dir, value))
 			read_config(c, path, depth + 1);
 		return;
 	}
@@ -492,8 +522,8 @@ static void parse(struct ctx *c, const char *file, const char *p, const char *en
 		close_all(c, "the repository's git config has a line the file actor cannot parse");
 }
 
-/* Is the longest part of `path` that exists a symlink (the path itself
- * dangling, or a directory on the way)?  Where it leads is not in view. */
+/* Is the longest part of `path` that exists a dangling symlink (the path
+ * itself, or a directory on the way)?  Where it leads is not in view. */
 static bool behind_link(const char *path)
 {
 	char prefix[PATH_MAX];
@@ -503,7 +533,7 @@ static bool behind_link(const char *path)
 	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
 		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
 			return false;
-	return S_ISLNK(st.st_mode);
+	return S_ISLNK(st.st_mode) && stat(prefix, &st) < 0;
 }
 
 /* Is `path` where the actor sees all there is: the repository's git
@@ -523,6 +553,13 @@ static void read_config(struct ctx *c, const char *file, int depth)
 	note_seen(c, file);
 	if (c->g->closed)
 		return;
+	if ((path_under(file, "/tmp") || path_under(file, "/dev/shm")) && !in_view(c, file)) {
+		/* the run's own there, not the host's that git reads (a
+		 * workspace below /tmp is the host's, moved in on top) */
+		close_all(c, "the repository's git config includes a file in /tmp, which the run's view "
+			     "replaces");
+		return;
+	}
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		/* A file that is not there is read as nothing, as git does; but
@@ -628,9 +665,11 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 		return;
 	}
 	g->seen_all = true;
-	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git") || lstat(dotgit, &st) < 0)
+	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git"))
 		return;
-	note_seen(&c, dotgit);
+	note_seen(&c, dotgit); /* a .git gone for a moment is looked for again */
+	if (lstat(dotgit, &st) < 0)
+		return;
 	if (S_ISREG(st.st_mode) && gitdir_gitfile(worktree, gitdir, sizeof(gitdir)) != 1) {
 		/* git dies on it too, but the person's git may read what we cannot */
 		close_all(&c, "the file actor cannot read the repository's gitfile (.git)");
@@ -690,16 +729,9 @@ void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev
 	for (size_t i = 0; i < rs->n && !g; i++)
 		if (rs->repo[i].root && strcmp(rs->repo[i].root, worktree) == 0)
 			g = &rs->repo[i];
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (g && g->dev == dev && g->ino == ino) {
-		long ms = (now.tv_sec - g->checked.tv_sec) * 1000 + (now.tv_nsec - g->checked.tv_nsec) / 1000000;
-		if (ms < GITREPOS_RECHECK_MS || !gitpaths_changed(g)) {
-			if (ms >= GITREPOS_RECHECK_MS)
-				g->checked = now;
-			g->used = ++rs->tick;
-			return;
-		}
+	if (g && g->dev == dev && g->ino == ino && !gitpaths_changed(g)) {
+		g->used = ++rs->tick;
+		return;
 	}
 	if (!g && rs->n < GITREPOS_MAX)
 		g = &rs->repo[rs->n++];
@@ -714,7 +746,6 @@ void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev
 	g->dev = dev;
 	g->ino = ino;
 	g->used = ++rs->tick;
-	g->checked = now;
 }
 
 const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making)

@@ -42,7 +42,6 @@ struct gitpaths {
 	struct gitseen seen[GITPATHS_SEEN_MAX];
 	size_t n_seen;
 	bool seen_all;		/* false: more was read than seen[] holds */
-	struct timespec checked; /* when seen[] was last compared (gitrepos_visit) */
 };
 
 #define GITREPOS_MAX 32
@@ -80,10 +79,10 @@ bool gitpaths_changed(const struct gitpaths *g);
 
 /* The working tree `worktree` has a .git (device and inode): read it,
  * unless read already by that name and that .git (a run may move one
- * working tree in place of another) and, looked at again at most every
- * GITREPOS_RECHECK_MS, nothing read has changed (the person may edit the
- * config or link a hook while a run goes on). */
-#define GITREPOS_RECHECK_MS 50
+ * working tree in place of another) and nothing read has changed since
+ * (the person may edit the config or link a hook while a run goes on:
+ * husky writes its hooksPath, then the hooks; looked at on every write,
+ * about 2 µs a path). */
 void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev_t dev, ino_t ino);
 
 /* gitpaths_why over every repository read so far. */

@@ -320,14 +320,15 @@ check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
 # supervisor's clone, named sharness-actor, in the supervisor's memory.
 # Its supervisor is the launcher's child of a run's uid that was not one
 # before (a sandbox built ahead is root's until it gets the run; an earlier
-# run's may still be tearing down), looked for again for up to 1 s: it and
-# its children may be caught between a fork and a name (the run sleeps 2 s).
+# run's may still be tearing down), looked for again for up to 3 s: it and
+# its children may be caught between a fork and a name, and a VM test
+# beside it slows everything (the run sleeps 4 s).
 run_uids_before=$(for p in $(pgrep -P "$DAEMON_PID"); do
 	[ "$(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)" = 0 ] || echo "$p"
 done)
-api POST /v0/jobs '{"cmd": "sleep 2", "profile": "analyse"}'
+api POST /v0/jobs '{"cmd": "sleep 4", "profile": "analyse"}'
 waiting=
-for _ in $(seq 1 10); do
+for _ in $(seq 1 30); do
 	sup=
 	for p in $(pgrep -P "$DAEMON_PID"); do
 		[ "$p" = "$(front_pid)" ] || grep -qx "$p" <<<"$run_uids_before" && continue
@@ -344,7 +345,7 @@ check "a run that writes nothing: its actor waits unexec'd, in the supervisor's 
 check_eq "... as the run's uid" "$(awk '/^Uid:/ {print $2,$3,$4,$5}' "/proc/$waiting/status" 2>/dev/null)" \
 	"$(awk '/^Uid:/ {print $2,$3,$4,$5}' "/proc/$sup/status" 2>/dev/null)"
 JOB=$(jf .job_id)
-for _ in $(seq 1 60); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
+for _ in $(seq 1 100); do api GET "/v0/jobs/$JOB"; [ "$(jf .state)" = running ] || break; sleep 0.1; done
 check_eq "... and the run ends well" "$(jf .state) $(jf .exit)" "exited 0"
 
 # --- a run whose requester left before it started never starts -----------------

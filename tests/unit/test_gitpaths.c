@@ -94,8 +94,8 @@ TEST(hooks_path_includes_and_commands)
 			   "\tfsmonitor = \"./tools/fsmon.sh\" --watch\n"
 			   "[include]\n"
 			   "\tpath = ../.gitconfig\n"
-			   "[includeIf \"gitdir:~/work/\"]\n"
-			   "\tpath = ~/work.gitconfig\n"
+			   "[includeIf \"onbranch:main\"]\n"
+			   "\tpath = ../branch.gitconfig\n"
 			   "[filter \"lfs\"]\n"
 			   "\tclean = git-lfs clean -- %f\n"
 			   "[diff \"img\"]\n"
@@ -233,6 +233,17 @@ TEST(fails_closed)
 	g = found();
 	CHECK_CONTAINS(g.closed, "includes a file outside the run's view");
 	gitpaths_free(&g);
+	/* ... in a home directory, or in /tmp, which the run's view replaces. */
+	workspace();
+	put(".git/config", "[include]\n\tpath = ~/.gitconfig.local\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "home directory");
+	gitpaths_free(&g);
+	workspace();
+	put(".git/config", "[include]\n\tpath = /tmp/shared.inc\n");
+	g = found();
+	CHECK_CONTAINS(g.closed, "includes a file in /tmp");
+	gitpaths_free(&g);
 	/* ... and where a symlink in view leads out of it (dangling here). */
 	workspace();
 	put(".git/config", "[include]\n\tpath = proj.inc\n");
@@ -334,19 +345,16 @@ TEST(repositories_read_as_met)
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
 	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/.githooks/x"), "core.hooksPath");
-	/* The person edits the config during the run: read again at a write
-	 * once GITREPOS_RECHECK_MS have passed since the last look. */
+	/* The person edits the config during the run: read again at the next
+	 * write. */
 	put("vendor/dep/.git/config", "[core]\n\thooksPath = other-hooks\n");
-	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
 	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/other-hooks/x"), "core.hooksPath");
 	CHECK(!why_all(&rs, "vendor/dep/.githooks/x"));
 	/* ... and links a hook out of .git. */
 	sh("mkdir -p", "vendor/dep/.git/hooks");
-	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
 	gitrepos_visit(&rs, proc, dep, 1, 2);
 	sh("ln -s ../../scripts/pc", "vendor/dep/.git/hooks/pre-commit");
-	usleep((GITREPOS_RECHECK_MS + 20) * 1000);
 	gitrepos_visit(&rs, proc, dep, 1, 2);
 	CHECK_CONTAINS(why_all(&rs, "vendor/dep/scripts/pc"), "symlink");
 	/* Another working tree moved in under a name read before (another
@@ -440,7 +448,7 @@ TEST(command_forms_and_tool_keys)
 			   "\tt = !cd tools && ./run.sh\n"
 			   "\ttop = !\"$(git rev-parse --show-toplevel)/scripts/top.sh\" --all\n"
 			   "\tbare = !$(git rev-parse --show-toplevel)/scripts/bare.sh\n"
-			   "\tvar = !\"$GIT_PREFIX\"/hack/var.sh\n"
+			   "\tvar = !\\\"$TOP\\\"/hack/var.sh\n"
 			   "\topt = !tool -F./conf/opt.sh --long=./long.sh\n"
 			   "[lfs \"customtransfer.x\"]\n"
 			   "\tpath = ./bin/lfs-agent\n"
@@ -486,6 +494,27 @@ TEST(command_forms_and_tool_keys)
 	put(".git/config", "[alias]\n\tf = !cd \"${GIT_PREFIX:-.}\" && make\n");
 	g = found();
 	CHECK(!g.closed); /* no path follows */
+	gitpaths_free(&g);
+	/* A path under $GIT_PREFIX, a bare cd (home), cd ~/x: closed too. */
+	const char *lost[] = {"!\"${GIT_PREFIX:-.}\"/fmt.sh", "!cd && ./x.sh", "!cd ~/src && ./x.sh",
+			      "!cd \"$X\" && \"$(pwd)\"/x.sh"};
+	for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++) {
+		char cfg[256];
+		workspace();
+		snprintf(cfg, sizeof(cfg), "[alias]\n\tf = %s\n", lost[i]);
+		put(".git/config", cfg);
+		g = found();
+		CHECK(g.closed != NULL);
+		gitpaths_free(&g);
+	}
+	/* The top, named as git names it: nothing lost. */
+	workspace();
+	put(".git/config", "[alias]\n\tt = !cd $(git rev-parse --show-toplevel) && ./top.sh\n"
+			   "\tq = !cd \\\"$(git rev-parse --show-toplevel)\\\" && ./q.sh\n");
+	g = found();
+	CHECK(!g.closed);
+	CHECK_CONTAINS(why(&g, "top.sh", false), "alias");
+	CHECK_CONTAINS(why(&g, "q.sh", false), "alias");
 	gitpaths_free(&g);
 }
 
