@@ -27,7 +27,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -713,12 +712,13 @@ void config_find_git_dirs(struct config *c)
 	for (size_t i = 0; i < c->n_workspaces; i++) {
 		if (c->git_dirs[i] || stat(c->workspaces[i], &st) < 0)
 			continue;
-		/* With the owner's file access (uid, primary group, no other
-		 * group): the paths followed are the gitfile's, and root must not
-		 * open a FIFO or a device, or read a file, that the owner could
-		 * not.  If that cannot be set up, nothing is bound. */
-		const struct passwd *pw = getpwuid(st.st_uid);
-		gid_t gid = pw ? pw->pw_gid : st.st_gid, groups[64];
+		/* With the owner's file access (uid, the workspace's group, no
+		 * other group): the paths followed are the gitfile's, and root
+		 * must not open a FIFO or a device, or read a file, that the
+		 * owner could not.  Not the owner's passwd group: a lookup here
+		 * would load NSS into the launcher (d191ee8 moved them out).  If
+		 * that cannot be set up, nothing is bound. */
+		gid_t gid = st.st_gid, groups[64];
 		int n_groups = getgroups(64, groups);
 		if (n_groups < 0 || setgroups(0, NULL) < 0)
 			continue;
