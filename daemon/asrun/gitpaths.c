@@ -553,13 +553,6 @@ static void read_config(struct ctx *c, const char *file, int depth)
 	note_seen(c, file);
 	if (c->g->closed)
 		return;
-	if ((path_under(file, "/tmp") || path_under(file, "/dev/shm")) && !in_view(c, file)) {
-		/* the run's own there, not the host's that git reads (a
-		 * workspace below /tmp is the host's, moved in on top) */
-		close_all(c, "the repository's git config includes a file in /tmp, which the run's view "
-			     "replaces");
-		return;
-	}
 	int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		/* A file that is not there is read as nothing, as git does; but
@@ -578,10 +571,18 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		return;
 	}
 	struct stat st;
-	char *buf = NULL, *value = NULL;
+	char *buf = NULL, *value = NULL, real[PATH_MAX];
 	ssize_t n = 0;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &st) < 0 || fdpath_of(c->hostproc, fd, real, sizeof(real)) < 0) {
 		close_all(c, "the file actor cannot read the repository's git config");
+		goto out;
+	}
+	if ((path_under(real, "/tmp") || path_under(real, "/dev/shm")) && !in_view(c, real)) {
+		/* the run's own there, named or reached through a symlink, not
+		 * the host's that git reads (a workspace below /tmp is the
+		 * host's, moved in on top) */
+		close_all(c, "the repository's git config includes a file in /tmp, which the run's view "
+			     "replaces");
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode))

@@ -242,8 +242,18 @@ TEST(fails_closed)
 	workspace();
 	put(".git/config", "[include]\n\tpath = /tmp/shared.inc\n");
 	g = found();
-	CHECK_CONTAINS(g.closed, "includes a file in /tmp");
+	CHECK_CONTAINS(g.closed, "outside the run's view"); /* not there */
 	gitpaths_free(&g);
+	workspace();
+	put(".git/config", "[include]\n\tpath = ../local.inc\n");
+	FILE *tf = fopen("/tmp/test_gitpaths-shared.inc", "w");
+	if (tf)
+		fclose(tf);
+	sh("ln -s /tmp/test_gitpaths-shared.inc", "local.inc");
+	g = found();
+	CHECK_CONTAINS(g.closed, "includes a file in /tmp"); /* there, but the run's own */
+	gitpaths_free(&g);
+	unlink("/tmp/test_gitpaths-shared.inc");
 	/* ... and where a symlink in view leads out of it (dangling here). */
 	workspace();
 	put(".git/config", "[include]\n\tpath = proj.inc\n");
