@@ -26,15 +26,20 @@
  * Each repository is read the first time a write passes through its
  * working tree (the actor notes every .git on the way: actor_serve.c), so
  * what a nested repository names inside its own tree is guarded before
- * any write there.  Not read: what the run cannot see (the person's
- * ~/.gitconfig and /etc/gitconfig; a `~/` path; a repository above the
- * workspace).  What a command then loads from the tree (a hook manager's
- * config, `python -m`'s modules) is the project's code, not git's.
+ * any write there, and read again at a later write when a file or
+ * directory it read has changed (the person's own edits during a run).
+ * Not read: what the run cannot see (the person's ~/.gitconfig and
+ * /etc/gitconfig; a repository above the workspace).  What a command then
+ * loads from the tree (a hook manager's config, `python -m`'s modules) is
+ * the project's code, not git's.
  *
  * Fail closed: a config the actor cannot read in full (unreadable, over
  * 1 MiB, a line it cannot parse where git would die too, includes deeper
- * than git's 10, more paths than GITPATHS_MAX) or a git dir outside the
- * run's view closes its working tree instead (`closed`), with the reason.
+ * than git's 10, more paths than GITPATHS_MAX), an include it cannot see
+ * (outside the view, in a home directory, in the run's own /tmp, behind a
+ * dangling symlink), a gitfile or commondir it cannot read, a command
+ * path after a `cd` it cannot follow, or a git dir outside the run's view
+ * closes its working tree instead (`closed`), with the reason.
  *
  * Trust: the config is the person's; the working tree's files may be a
  * past run's.  Every size is bounded.
