@@ -42,10 +42,11 @@ endif
 #   filter/  the secret filter (in the front; root links only the secrets
 #            file's parser and the detectors' names, no Vectorscan)
 #   common/  both: configuration and profiles, the privsep messages, logs
-COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c fdio.c gitdir.c handover.c jsonstrict.c landlock.c \
+COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c fdio.c handover.c jsonstrict.c landlock.c \
                  log.c path.c privsep.c procstatus.c profile.c utf8.c)
-START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c instance.c keepout.c main.c policy.c \
-                 cgsetup.c sandbox_filter.c uidrange.c)
+START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c gitdirs.c instance.c keepout.c main.c policy.c \
+                 cgsetup.c sandbox_filter.c uidrange.c) \
+                 daemon/common/gitdir.c # with the actor: which git directory a worktree has
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c mount.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
 ASRUN_SRCS  := $(addprefix daemon/asrun/,directexec.c job.c notify.c sandbox_run.c usage.c watch.c)

@@ -27,7 +27,7 @@ struct config {
 	size_t n_workspaces;
 	/* Each workspace's shared git directory where it lies outside (a
 	 * linked worktree's or a submodule's): root binds it read-only into the
-	 * runs' view.  config_find_git_dirs fills it; NULL = none. */
+	 * runs' view.  start/gitdirs.c fills it; NULL = none. */
 	char *git_dirs[CONFIG_WORKSPACES_MAX];
 	struct stat git_dirs_st[CONFIG_WORKSPACES_MAX]; /* each as checked then */
 	uid_t uid_first;               /* uid_range.first */
@@ -69,9 +69,6 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen);
 /* Parse a JSON document (for tests and fuzzing); `origin` names it in errors. */
 int config_parse(const char *origin, const char *json, size_t len, struct config *c,
                  char *err, size_t errlen);
-
-/* Start-up and --doctor: fill git_dirs (common/gitdir.h says which). */
-void config_find_git_dirs(struct config *c);
 
 void config_free(struct config *c);
 

@@ -43,6 +43,7 @@
 
 #include "config.h"
 #include "instance.h"
+#include "gitdirs.h"
 #include "keepout.h"
 #include "landlock.h"
 #include "path.h"
@@ -1016,7 +1017,7 @@ int doctor_main(const char *config_path)
 		     config_path ? " --config " : "", config_path ? config_path : "");
 	} else {
 		have_cfg = 1;
-		config_find_git_dirs(&cfg);
+		gitdirs_find(&cfg);
 		pass(&d, "configuration %s", cfg.source);
 		if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0) {
 			fail(&d,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "path.h"
 
 /* The real path of `path`, or of its directory plus its last name when it
  * does not exist yet (an audit log or state dir made at start).  malloc'd. */
@@ -38,12 +39,6 @@ static char *resolve(const char *path)
 	return out;
 }
 
-static bool inside(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int check_one(const struct config *c, const char *what, const char *path, const char *fix,
                      char *err, size_t errlen)
 {
@@ -52,10 +47,10 @@ static int check_one(const struct config *c, const char *what, const char *path,
 	char *real = resolve(path);
 	int rc = 0;
 	/* A workspace's shared git directory outside it is in every run's
-	 * view too (config_find_git_dirs). */
+	 * view too (gitdirs_find). */
 	for (size_t i = 0; real && i < 2 * c->n_workspaces; i++) {
 		const char *ws = i < c->n_workspaces ? c->workspaces[i] : c->git_dirs[i - c->n_workspaces];
-		if (ws && inside(real, ws)) {
+		if (ws && path_under(real, ws)) {
 			errmsg_set(err, errlen, "%s %s lies inside %s %s, where a run can read it; %s", what, real,
 			           i < c->n_workspaces ? "the workspace" : "the git directory runs see of workspace",
 			           i < c->n_workspaces ? ws : c->workspaces[i - c->n_workspaces], fix);
@@ -74,7 +69,7 @@ static bool under(const char *path, const char *real, const char *dir, const cha
 	const char *ps[2] = {path, real}, *ds[2] = {dir, rdir};
 	for (int i = 0; i < 2; i++)
 		for (int k = 0; k < 2; k++)
-			if (ps[i] && ds[k] && inside(ps[i], ds[k]) && (or_equal || strcmp(ps[i], ds[k]) != 0))
+			if (ps[i] && ds[k] && path_under(ps[i], ds[k]) && (or_equal || strcmp(ps[i], ds[k]) != 0))
 				return true;
 	return false;
 }
@@ -176,7 +171,7 @@ int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t
 	if (!g)
 		return 0;
 	char *state = resolve(c->state_dir);
-	bool in_state = state && (inside(g, state) || inside(state, g));
+	bool in_state = state && (path_under(g, state) || path_under(state, g));
 	free(state);
 	if (in_state) {
 		errmsg_set(err, errlen,
@@ -190,8 +185,8 @@ int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t
 	 * but for its own .git (no run changes anything there). */
 	for (size_t w = 0; w < c->n_workspaces; w++) {
 		char top[PATH_MAX];
-		if (inside(g, c->workspaces[w]) &&
-		    (snprintf(top, sizeof(top), "%s/.git", c->workspaces[w]) >= (int)sizeof(top) || !inside(g, top))) {
+		if (path_under(g, c->workspaces[w]) &&
+		    (snprintf(top, sizeof(top), "%s/.git", c->workspaces[w]) >= (int)sizeof(top) || !path_under(g, top))) {
 			errmsg_set(err, errlen,
 			           "workspace %s: its shared git directory %s lies below the top of the workspace "
 			           "%s, where a run could move a directory on the way while root binds it; runs "

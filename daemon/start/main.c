@@ -34,6 +34,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "gitdirs.h"
 #include "keepout.h"
 #include "auditfile.h"
 #include "config.h"
@@ -452,7 +453,7 @@ int main(int argc, char **argv)
 		log_fatal("%s", err);
 	if (profile_set_load(cfg.profiles_dir, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
-	config_find_git_dirs(&cfg);
+	gitdirs_find(&cfg);
 	if (keepout_check(&cfg, err, sizeof(err)) < 0 || /* our own secrets, out of the runs' reach */
 	    keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 		log_fatal("%s", err);
@@ -522,7 +523,7 @@ int main(int argc, char **argv)
 			continue;
 		/* Root binds it read-only into each run's view, while it is this
 		 * directory (root/mount.c); held open like the workspace.  What
-		 * is opened must be the directory config_find_git_dirs checked;
+		 * is opened must be the directory gitdirs_find checked;
 		 * if not, it is left out (the actor then refuses the tree's
 		 * writes). */
 		fd = mount_open_workspace(cfg.git_dirs[i], NULL);
