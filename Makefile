@@ -56,8 +56,8 @@ ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c connect_run.
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
                  http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c proxy_request.c reply.c request.c runflow.c \
                  runq.c tls.c)
-FILTER_SRCS := $(addprefix daemon/filter/,scrub.c scrub_cli.c scrub_detect.c scrub_fp.c scrub_rules.c scrub_tri.c \
-                 scrub_vault.c scrub_view.c)
+FILTER_SRCS := $(addprefix daemon/filter/,scrub.c scrub_cli.c scrub_detect.c scrub_bloom.c scrub_fp.c scrub_rules.c scrub_tri.c \
+                 scrub_vault.c scrub_view.c scrub_wrap.c)
 ROOT_FILTER_SRCS := daemon/filter/scrub_detect.c daemon/filter/scrub_vault.c
 # Each part sees only the headers it may use: root and start-up code that
 # includes a front header does not compile.

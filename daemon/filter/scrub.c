@@ -48,6 +48,7 @@
 #include "scrub_rules.h"
 #include "scrub_tri.h"
 #include "scrub_view.h"
+#include "scrub_wrap.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -61,6 +62,8 @@
 
 _Static_assert(HOLD >= SCRUB_DETECT_MAX_TOKEN + SCRUB_DETECT_MAX_LOOKBACK + 3 * 1024,
                "the hold-back must cover the longest token and vault needle");
+_Static_assert(HOLD >= SCRUB_WRAP_MAX_SPAN + SCRUB_DETECT_MAX_LOOKBACK,
+               "the hold-back must cover the longest wrapped vault needle");
 
 static const char vault_name[] = "vault key";
 
@@ -76,11 +79,12 @@ struct span {
  * hold-back), so instead of scanning them again the next window replays it
  * through its validator, which then sees the bytes that followed. */
 struct pmatch {
-	uint32_t id; /* Vectorscan id, or PM_FP for a fingerprint hit */
+	uint32_t id; /* Vectorscan id, PM_FP for a fingerprint hit, PM_WRAP for a wrapped one */
 	uint32_t start, len;
 };
 
 #define PM_FP UINT32_MAX
+#define PM_WRAP (UINT32_MAX - 1)
 /* Matches replayed per window at most; more (a flood of anchors in the
  * hold-back) and the next window scans everything again instead: memory
  * stays fixed either way. */
@@ -188,9 +192,10 @@ static void handle(struct scrub_stream *s, unsigned id, size_t to)
 	}
 }
 
-static void handle_fp(struct scrub_stream *s, size_t start, size_t len)
+/* A vault needle found by the fingerprint index or across line breaks. */
+static void handle_vault(struct scrub_stream *s, uint32_t id, size_t start, size_t len)
 {
-	record(s, PM_FP, start, len);
+	record(s, id, start, len);
 	add_span(s, start, start + len, vault_name, SCRUB_PRIO_VAULT, 0, 0);
 }
 
@@ -230,11 +235,29 @@ static int on_tri(void *arg, unsigned id, size_t to)
 	return report(arg, id, to);
 }
 
-static int on_fp(void *arg, size_t start, size_t len)
+/* A long needle from the fingerprint index: whole, or cut by a line end
+ * and then followed across a wrap (scrub_wrap_cut). */
+static int on_fp(void *arg, size_t start, const unsigned char *needle, size_t len, size_t matched)
 {
 	struct scrub_stream *s = arg;
-	if (s->off + start + len > s->skip_to)
-		handle_fp(s, s->off + start, len);
+	size_t end = start + len;
+	uint32_t id = PM_FP;
+	if (matched < len) {
+		if (!scrub_wrap_cut(s->r->wrap, s->win.buf + s->off, s->win.len - s->off, start, needle, len, matched,
+		                    &end))
+			return s->oom;
+		id = PM_WRAP;
+	}
+	if (s->off + end > s->skip_to)
+		handle_vault(s, id, s->off + start, end - start);
+	return s->oom;
+}
+
+static int on_wrap(void *arg, size_t start, size_t end)
+{
+	struct scrub_stream *s = arg;
+	if (s->off + end > s->skip_to)
+		handle_vault(s, PM_WRAP, s->off + start, end - start);
 	return s->oom;
 }
 
@@ -329,15 +352,15 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
                 int eof, size_t done)
 {
 	const struct scrub_rules *r = s->r;
-	size_t from;
+	size_t from, back;
 	s->win = (struct scrub_window){data, len, ctx, commit, eof};
 	s->skip_to = done;
 	if (len == 0)
 		return 0;
 	for (size_t i = 0; done && i < s->npm[s->cur]; i++) {
 		const struct pmatch *m = &s->pm[s->cur][i];
-		if (m->id == PM_FP)
-			handle_fp(s, m->start, m->len);
+		if (m->id == PM_FP || m->id == PM_WRAP)
+			handle_vault(s, m->id, m->start, m->len);
 		else
 			handle(s, m->id, (size_t)m->start + m->len);
 	}
@@ -353,9 +376,15 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
 	} else if (s->url_dense) {
 		scan_url(s, data + from, len - from);
 	}
-	from = done > r->fp_maxlen ? done - r->fp_maxlen : 0;
+	/* the fingerprint index also finds needles a wrap cuts (on_fp) */
+	back = r->fp_maxlen > scrub_wrap_maxspan(r->wrap) ? r->fp_maxlen : scrub_wrap_maxspan(r->wrap);
+	from = done > back ? done - back : 0;
 	s->off = from;
 	if (!s->oom && scrub_fp_scan(r->fp, data + from, len - from, on_fp, s) != 0 && !s->oom)
+		return -1;
+	from = done > scrub_wrap_maxspan(r->wrap) ? done - scrub_wrap_maxspan(r->wrap) : 0;
+	s->off = from;
+	if (!s->oom && scrub_wrap_scan(r->wrap, data + from, len - from, on_wrap, s) != 0 && !s->oom)
 		return -1;
 	s->off = 0;
 	return s->oom ? -1 : 0;

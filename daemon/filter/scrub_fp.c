@@ -23,6 +23,7 @@
  * hostile, read only inside [0, len).
  */
 #include "scrub_fp.h"
+#include "scrub_bloom.h"
 #include "scrub_cpu.h"
 #include "scrub_vault.h"
 
@@ -30,10 +31,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define K3 0xc2b2ae3d27d4eb4full /* odd 64-bit multipliers (murmur3, moremur) */
-#define K4 0x9fb21c651e98df25ull
+#define K3 0xc2b2ae3d27d4eb4full /* odd 64-bit multiplier (murmur3) for the table */
 
 #define NONE UINT32_MAX
 
@@ -51,9 +50,7 @@ struct slot { /* open addressing over distinct grams */
 };
 
 struct scrub_fp {
-	uint64_t *bloom;
-	size_t bloom_size; /* bytes mapped */
-	unsigned wshift;   /* 64 - log2(words) */
+	struct scrub_bloom bloom;
 	struct slot *slots;
 	size_t smask;
 	struct entry *ent;
@@ -61,44 +58,6 @@ struct scrub_fp {
 	int bmi2; /* the CPU has BMI2: scan with scan_bmi2 */
 	int avx512; /* scrub_avx512_usable(): scan with scan_avx512 */
 };
-
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t g;
-	memcpy(&g, p, 8); /* one unaligned load; byte order is the same at build and scan */
-	return g;
-}
-
-/* A gram's hash: one 64-bit multiply by an odd constant.  The top bits of
- * the product depend on every byte of the gram and pick the filter word;
- * the next two groups of six pick the two bits. */
-static inline uint64_t hash(uint64_t g)
-{
-	return g * K4;
-}
-
-static inline uint64_t bloom_word(uint64_t h, unsigned wshift)
-{
-	return h >> wshift;
-}
-
-static inline uint64_t bloom_bits(uint64_t h, unsigned wshift)
-{
-	return (1ull << ((h >> (wshift - 6)) & 63)) | (1ull << ((h >> (wshift - 12)) & 63));
-}
-
-/* Bit 0: whether the filter word w holds both bits of h (the others are
- * garbage). */
-static inline uint64_t bloom_pair(uint64_t w, uint64_t h, unsigned wshift)
-{
-	return (w >> ((h >> (wshift - 6)) & 63)) & (w >> ((h >> (wshift - 12)) & 63));
-}
-
-/* Whether the filter word w holds both bits of h. */
-static inline uint64_t bloom_has(uint64_t w, uint64_t h, unsigned wshift)
-{
-	return bloom_pair(w, h, wshift) & 1;
-}
 
 static inline size_t slot_of(uint64_t g, size_t mask)
 {
@@ -117,8 +76,7 @@ void scrub_fp_free(struct scrub_fp *fp)
 		explicit_bzero(fp->slots, (fp->smask + 1) * sizeof *fp->slots);
 		free(fp->slots);
 	}
-	if (fp->bloom)
-		munmap(fp->bloom, fp->bloom_size);
+	scrub_bloom_free(&fp->bloom);
 	free(fp);
 }
 
@@ -127,47 +85,12 @@ size_t scrub_fp_needles(const struct scrub_fp *fp)
 	return fp ? fp->nneedles : 0;
 }
 
-/* The filter is probed at random every 8 bytes: in 4 KiB pages, a filter of
- * 512 KiB misses the TLB on almost every probe (measured: 3 times slower
- * than the probe itself).  In one 2 MiB page it never does, so a filter of
- * 64 KiB or more is mapped 2 MiB-aligned and offered to transparent huge
- * pages; if the kernel declines, it is still correct, only slower. */
-#define HUGE_PAGE (2u << 20)
-
-static int bloom_alloc(struct scrub_fp *fp, size_t words)
-{
-	size_t size = words * sizeof *fp->bloom, map;
-	unsigned char *p, *a;
-	if (size < (64u << 10)) {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return -1;
-		fp->bloom = (uint64_t *)(void *)p;
-		fp->bloom_size = size;
-		return 0;
-	}
-	size = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-	map = size + HUGE_PAGE;
-	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	a = (unsigned char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (p + map > a + size)
-		munmap(a + size, (size_t)(p + map - (a + size)));
-	(void)madvise(a, size, MADV_HUGEPAGE); /* a hint: EINVAL without THP support is fine */
-	fp->bloom = (uint64_t *)(void *)a;
-	fp->bloom_size = size;
-	return 0;
-}
-
 /* Index the gram at `off` of needle p, unless the same needle already holds
  * it there (a key listed twice, the hex of a digit-only value in both
  * cases): one report per occurrence is enough. */
 static void add(struct scrub_fp *fp, const unsigned char *p, uint32_t len, uint32_t off)
 {
-	uint64_t g = load64(p + off), h = hash(g);
+	uint64_t g = scrub_load64(p + off);
 	size_t s = slot_of(g, fp->smask);
 	struct entry *e;
 	while (fp->slots[s].first != NONE && fp->ent[fp->slots[s].first].gram != g)
@@ -179,13 +102,13 @@ static void add(struct scrub_fp *fp, const unsigned char *p, uint32_t len, uint3
 	*e = (struct entry){g, p, len, off, fp->slots[s].first};
 	fp->slots[s].gram = g;
 	fp->slots[s].first = (uint32_t)fp->nent++;
-	fp->bloom[bloom_word(h, fp->wshift)] |= bloom_bits(h, fp->wshift);
+	scrub_bloom_add(&fp->bloom, g);
 }
 
 struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 {
 	struct scrub_fp *fp = calloc(1, sizeof *fp);
-	size_t n = scrub_vault_needles(v), words = 1024, slots = 16;
+	size_t n = scrub_vault_needles(v), slots = 16;
 	if (!fp)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -197,18 +120,12 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v)
 	fp->ent = calloc(fp->cap, sizeof *fp->ent);
 	if (!fp->ent)
 		goto err_free;
-	/* About two grams per filter word: with two bits each, a random gram
-	 * passes with probability ~ (4/64)^2 = 4e-3.  (One gram per word,
-	 * twice the size, measured no faster: the probes are bound by their
-	 * instructions, not by the cache.) */
-	while (2 * words < fp->nneedles * SCRUB_FP_STRIDE)
-		words *= 2;
+	/* About two grams per filter word (scrub_bloom.h).  (One gram per
+	 * word, twice the size, measured no faster: the probes are bound by
+	 * their instructions, not by the cache.) */
 	while (slots < 2 * fp->nneedles * SCRUB_FP_STRIDE)
 		slots *= 2;
-	fp->wshift = 64;
-	for (size_t w = words; w > 1; w /= 2)
-		fp->wshift--;
-	if (bloom_alloc(fp, words) < 0)
+	if (scrub_bloom_alloc(&fp->bloom, fp->nneedles * SCRUB_FP_STRIDE) < 0)
 		goto err_free;
 	fp->slots = malloc(slots * sizeof *fp->slots);
 	if (!fp->slots)
@@ -235,24 +152,65 @@ err_free:
 	return NULL;
 }
 
-/* A probe at `pos` passed the filter: confirm every needle holding its gram. */
-static int verify(const struct scrub_fp *fp, const unsigned char *buf, size_t len, size_t pos, uint64_t g,
-                  scrub_fp_hit_fn hit, void *arg)
+/* The slot of gram g's entries (its `first` is NONE when none). */
+static const struct slot *slot_for(const struct scrub_fp *fp, uint64_t g)
 {
 	size_t s = slot_of(g, fp->smask);
 	while (fp->slots[s].first != NONE && fp->slots[s].gram != g)
 		s = (s + 1) & fp->smask;
-	for (uint32_t i = fp->slots[s].first; i != NONE; i = fp->ent[i].next) {
+	return &fp->slots[s];
+}
+
+/* How many leading bytes of x and y, n long, agree. */
+static size_t agree(const unsigned char *x, const unsigned char *y, size_t n)
+{
+	size_t i = 0;
+	while (i < n && x[i] == y[i])
+		i++;
+	return i;
+}
+
+/* A probe at `pos` passed the filter: confirm every needle holding its gram,
+ * whole or cut by a line end after the gram (scrub_fp_hit_fn). */
+static int verify(const struct scrub_fp *fp, const unsigned char *buf, size_t len, size_t pos, uint64_t g,
+                  scrub_fp_hit_fn hit, void *arg)
+{
+	for (uint32_t i = slot_for(fp, g)->first; i != NONE; i = fp->ent[i].next) {
 		const struct entry *e = &fp->ent[i];
-		size_t a;
+		size_t a, n;
 		int rc;
 		if (pos < e->off)
 			continue;
 		a = pos - e->off;
-		if (e->len > len - a || memcmp(buf + a, e->p, e->len) != 0)
+		n = agree(buf + a, e->p, e->len < len - a ? e->len : len - a);
+		if (n < e->len && (n < e->off + SCRUB_FP_GRAM || n == len - a || (buf[a + n] != '\n' && buf[a + n] != '\r')))
 			continue;
-		if ((rc = hit(arg, a, e->len)) != 0)
+		if ((rc = hit(arg, a, e->p, e->len, n)) != 0)
 			return rc;
+	}
+	return 0;
+}
+
+const struct scrub_bloom *scrub_fp_bloom(const struct scrub_fp *fp)
+{
+	return &fp->bloom;
+}
+
+int scrub_fp_lookup(const struct scrub_fp *fp, const uint64_t *grams, unsigned n, scrub_fp_entry_fn fn,
+                    void *arg)
+{
+	unsigned pass = 0;
+	int rc;
+	if (!fp->nent)
+		return 0;
+	/* every filter word first: their loads overlap */
+	for (unsigned i = 0; i < n; i++)
+		pass |= (unsigned)scrub_bloom_has(&fp->bloom, scrub_bloom_hash(grams[i])) << i;
+	for (; __builtin_expect(pass != 0, 0); pass &= pass - 1) {
+		unsigned i = (unsigned)__builtin_ctz(pass);
+		for (uint32_t e = slot_for(fp, grams[i])->first; e != NONE; e = fp->ent[e].next)
+			if ((rc = fn(arg, i, fp->ent[e].p, fp->ent[e].len, fp->ent[e].off)) != 0)
+				return rc;
 	}
 	return 0;
 }
@@ -264,8 +222,8 @@ static int scan_simple(const struct scrub_fp *fp, const unsigned char *buf, size
 {
 	int rc;
 	for (; p < stop && p + SCRUB_FP_GRAM <= len; p += SCRUB_FP_STRIDE) {
-		uint64_t g = load64(buf + p), h = hash(g);
-		if (__builtin_expect(bloom_has(fp->bloom[bloom_word(h, fp->wshift)], h, fp->wshift), 0) &&
+		uint64_t g = scrub_load64(buf + p), h = scrub_bloom_hash(g);
+		if (__builtin_expect(scrub_bloom_has(&fp->bloom, h), 0) &&
 		    (rc = verify(fp, buf, len, p, g, hit, arg)) != 0)
 			return rc;
 	}
@@ -284,19 +242,19 @@ static int scan_simple(const struct scrub_fp *fp, const unsigned char *buf, size
 static inline __attribute__((always_inline)) int scan_fast(const struct scrub_fp *fp, const unsigned char *buf,
                                                            size_t len, scrub_fp_hit_fn hit, void *arg)
 {
-	const uint64_t *bloom = fp->bloom;
-	const unsigned ws = fp->wshift;
+	const uint64_t *bloom = fp->bloom.word;
+	const unsigned ws = fp->bloom.wshift;
 	size_t p = 0;
 	int rc;
 	_Static_assert(SCRUB_FP_STRIDE == 16, "scan_fast probes every 16th byte");
 	for (; p + 3 * SCRUB_FP_STRIDE + SCRUB_FP_GRAM <= len; p += 4 * SCRUB_FP_STRIDE) {
-		uint64_t h0 = hash(load64(buf + p)), h1 = hash(load64(buf + p + 16));
-		uint64_t h2 = hash(load64(buf + p + 32)), h3 = hash(load64(buf + p + 48));
+		uint64_t h0 = scrub_bloom_hash(scrub_load64(buf + p)), h1 = scrub_bloom_hash(scrub_load64(buf + p + 16));
+		uint64_t h2 = scrub_bloom_hash(scrub_load64(buf + p + 32)), h3 = scrub_bloom_hash(scrub_load64(buf + p + 48));
 		/* bit 0 of each term: that probe passed; one test for all four */
-		if (__builtin_expect((bloom_pair(bloom[bloom_word(h0, ws)], h0, ws) |
-		                      bloom_pair(bloom[bloom_word(h1, ws)], h1, ws) |
-		                      bloom_pair(bloom[bloom_word(h2, ws)], h2, ws) |
-		                      bloom_pair(bloom[bloom_word(h3, ws)], h3, ws)) &
+		if (__builtin_expect((scrub_bloom_pair(bloom[scrub_bloom_index(h0, ws)], h0, ws) |
+		                      scrub_bloom_pair(bloom[scrub_bloom_index(h1, ws)], h1, ws) |
+		                      scrub_bloom_pair(bloom[scrub_bloom_index(h2, ws)], h2, ws) |
+		                      scrub_bloom_pair(bloom[scrub_bloom_index(h3, ws)], h3, ws)) &
 		                         1,
 		                     0) &&
 		    (rc = scan_simple(fp, buf, len, p, p + 4 * SCRUB_FP_STRIDE, hit, arg)) != 0)
@@ -339,11 +297,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t masks_avx512(const str
 								       size_t len, uint8_t *m, size_t *nm)
 {
 	const __m512i pick = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
-		      k4 = _mm512_set1_epi64((long long)K4);
+		      k4 = _mm512_set1_epi64((long long)SCRUB_BLOOM_K);
 	const __m512i six = _mm512_set1_epi64(63), one = _mm512_set1_epi64(1);
-	const __m128i ws = _mm_cvtsi32_si128((int)fp->wshift), ws6 = _mm_cvtsi32_si128((int)fp->wshift - 6);
-	const __m128i ws12 = _mm_cvtsi32_si128((int)fp->wshift - 12);
-	const long long *bloom = (const long long *)(const void *)fp->bloom;
+	const unsigned wshift = fp->bloom.wshift;
+	const __m128i ws = _mm_cvtsi32_si128((int)wshift), ws6 = _mm_cvtsi32_si128((int)wshift - 6);
+	const __m128i ws12 = _mm_cvtsi32_si128((int)wshift - 12);
+	const long long *bloom = (const long long *)(const void *)fp->bloom.word;
 	size_t k = 0;
 	_Static_assert(SCRUB_FP_STRIDE == 16, "masks_avx512 probes every 16th byte");
 	/* the last probe's gram ends at p + 120; both loads end at p + 128 */

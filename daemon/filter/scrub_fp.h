@@ -14,6 +14,7 @@
 #define SHARNESS_SCRUB_FP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Bytes per fingerprint and distance between probes.  Every occurrence of a
  * needle of at least SCRUB_FP_MIN_LEN bytes holds a probe position p with
@@ -30,6 +31,7 @@
 #define SCRUB_FP_STRIDE 16u
 #define SCRUB_FP_MIN_LEN (SCRUB_FP_GRAM + SCRUB_FP_STRIDE - 1u)
 
+struct scrub_bloom;
 struct scrub_fp;
 struct scrub_vault;
 
@@ -40,14 +42,27 @@ struct scrub_fp *scrub_fp_new(const struct scrub_vault *v);
 void scrub_fp_free(struct scrub_fp *fp);
 size_t scrub_fp_needles(const struct scrub_fp *fp); /* needles indexed */
 
-/* Called once per needle occurrence found in buf, with its start and length;
- * a non-zero return stops the scan. */
-typedef int (*scrub_fp_hit_fn)(void *arg, size_t start, size_t len);
+/* Called once per needle occurrence found in buf: the needle (len bytes)
+ * starts at `start` and its first `matched` bytes are there.  matched ==
+ * len: the whole needle.  Less: a line end ('\n' or '\r') at start +
+ * matched cut it after the gram that found it; scrub_wrap_cut decides
+ * whether it goes on across a wrap.  A non-zero return stops the scan. */
+typedef int (*scrub_fp_hit_fn)(void *arg, size_t start, const unsigned char *needle, size_t len, size_t matched);
 
 /* Find every occurrence of every indexed needle lying wholly inside
  * buf[0, len).  Returns 0, or the callback's non-zero value. */
 int scrub_fp_scan(const struct scrub_fp *fp, const unsigned char *buf, size_t len, scrub_fp_hit_fn hit,
                   void *arg);
+
+/* For each of n <= 32 grams that the filter may hold, every indexed needle
+ * holding grams[i] at offset `off`: fn(arg, i, needle, len, off); a
+ * non-zero return stops.  For scrub_wrap.c's probes at line breaks. */
+typedef int (*scrub_fp_entry_fn)(void *arg, unsigned i, const unsigned char *needle, size_t len, size_t off);
+int scrub_fp_lookup(const struct scrub_fp *fp, const uint64_t *grams, unsigned n, scrub_fp_entry_fn fn,
+                    void *arg);
+/* The filter scrub_fp_lookup tests first, for a caller that tests many
+ * grams before it looks any up (scrub_wrap.c). */
+const struct scrub_bloom *scrub_fp_bloom(const struct scrub_fp *fp);
 
 /* The same one probe at a time (the plain loop scrub_fp_scan unrolls);
  * for the unit test that checks both paths agree. */

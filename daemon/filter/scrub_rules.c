@@ -25,6 +25,7 @@
 #include "scrub_rules.h"
 #include "scrub_tri.h"
 #include "scrub_vault.h"
+#include "scrub_wrap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -172,7 +173,8 @@ struct scrub_rules *scrub_rules_from(const struct scrub_sources *src, char *err,
 	r->anchors = calloc(r->nanchors + 1, sizeof *r->anchors);
 	r->short_len = calloc(r->nshort + 1, sizeof *r->short_len);
 	r->fp = scrub_fp_new(r->vault);
-	if (!r->anchors || !r->short_len || !r->fp) {
+	r->wrap = r->fp ? scrub_wrap_new(r->vault, r->fp) : NULL;
+	if (!r->anchors || !r->short_len || !r->fp || !r->wrap) {
 		snprintf(err, errlen, "secret filter: out of memory");
 		goto err_free;
 	}
@@ -214,6 +216,7 @@ void scrub_rules_free(struct scrub_rules *r)
 	free(r->anchors);
 	free(r->short_len);
 	scrub_fp_free(r->fp);
+	scrub_wrap_free(r->wrap);
 	scrub_tri_free(r->tri);
 	scrub_vault_free(r->vault);
 	free(r);

@@ -18,6 +18,7 @@
 struct scrub_fp;
 struct scrub_tri;
 struct scrub_vault;
+struct scrub_wrap;
 
 /* A stream scans windows of SCRUB_WINDOW bytes and holds back the last
  * SCRUB_HOLD of each (> the longest token and vault needle) for the next. */
@@ -54,6 +55,7 @@ struct scrub_rules {
 	 * before (scrub.c: URL_DENSE).  SCRUB_NO_ANCHOR when no rule has it. */
 	unsigned url_id;
 	size_t fp_maxlen;    /* longest needle in fp */
+	struct scrub_wrap *wrap; /* encoded vault needles across line breaks */
 	/* The three-byte anchors' finder (scrub_tri.h) where the CPU runs it;
 	 * those anchors are then in neither database.  NULL: they are in both. */
 	struct scrub_tri *tri;

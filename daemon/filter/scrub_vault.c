@@ -26,6 +26,7 @@
 struct needle {
 	unsigned char *p;
 	size_t len;
+	int encoded; /* hex or base64: a tool may wrap it into lines (scrub_wrap.c) */
 };
 
 struct scrub_vault {
@@ -60,9 +61,14 @@ const unsigned char *scrub_vault_needle(const struct scrub_vault *v, size_t i, s
 	return v->nd[i].p;
 }
 
+int scrub_vault_needle_encoded(const struct scrub_vault *v, size_t i)
+{
+	return v->nd[i].encoded;
+}
+
 /* Append a copy unless it is too short to be specific or equals the
  * previous needle (hex of a digit-only value is the same in both cases). */
-static int push(struct scrub_vault *v, const unsigned char *p, size_t n, size_t min)
+static int push(struct scrub_vault *v, const unsigned char *p, size_t n, size_t min, int encoded)
 {
 	struct needle *nd;
 	/* Vectorscan's literal API refuses a literal that starts with a NUL
@@ -90,6 +96,7 @@ static int push(struct scrub_vault *v, const unsigned char *p, size_t n, size_t 
 		return -1;
 	memcpy(v->nd[v->n].p, p, n);
 	v->nd[v->n].len = n;
+	v->nd[v->n].encoded = encoded;
 	v->n++;
 	return 0;
 }
@@ -145,18 +152,18 @@ int scrub_vault_add(struct scrub_vault *v, const unsigned char *val, size_t n)
 	tmp = malloc(6 * n + 8);
 	if (!tmp)
 		return -1;
-	if (push(v, val, n, 1) < 0)
+	if (push(v, val, n, 1, 0) < 0)
 		goto out;
 	/* JSON- and percent-escaped forms are matched by the raw needle in the
 	 * decoded view (scrub_view.c), whichever characters the encoder chose
 	 * to escape; needles for them would only slow the prefilter. */
-	if (push(v, tmp, enc_hex(val, n, tmp, "0123456789abcdef"), 16) < 0 ||
-	    push(v, tmp, enc_hex(val, n, tmp, "0123456789ABCDEF"), 16) < 0)
+	if (push(v, tmp, enc_hex(val, n, tmp, "0123456789abcdef"), 16, 1) < 0 ||
+	    push(v, tmp, enc_hex(val, n, tmp, "0123456789ABCDEF"), 16, 1) < 0)
 		goto out;
 	for (int k = 0; k < 3; k++)
 		for (int url = 0; url < 2; url++)
 			/* 10 characters = 60 bits: no accidental hit in a 100 MB base64 dump. */
-			if (push(v, tmp, enc_b64(val, n, k, url, tmp), 10) < 0)
+			if (push(v, tmp, enc_b64(val, n, k, url, tmp), 10, 1) < 0)
 				goto out;
 	v->keys++;
 	rc = 0;
@@ -289,7 +296,7 @@ int scrub_vault_load_pem(struct scrub_vault *v, int fd, const char *path, char *
 			continue;
 		/* The base64 line as printed, and the DER bytes it encodes
 		 * (`openssl rsa -outform der | cat` prints those). */
-		if (push(v, (unsigned char *)p, n, 16) < 0)
+		if (push(v, (unsigned char *)p, n, 16, 1) < 0)
 			goto nomem;
 		for (size_t i = 0; i < n && p[i] != '='; i++) {
 			int x = b64val((unsigned char)p[i]);
@@ -304,7 +311,7 @@ int scrub_vault_load_pem(struct scrub_vault *v, int fd, const char *path, char *
 				der[dn++] = (unsigned char)(acc >> bits);
 			}
 		}
-		if (ok && push(v, der, dn, 12) < 0)
+		if (ok && push(v, der, dn, 12, 0) < 0)
 			goto nomem;
 		explicit_bzero(der, sizeof der);
 		lines++;

@@ -61,6 +61,9 @@ size_t scrub_vault_keys(const struct scrub_vault *v);
 size_t scrub_vault_needles(const struct scrub_vault *v);
 /* Needle i: bytes (not NUL-terminated) and length; owned by the vault. */
 const unsigned char *scrub_vault_needle(const struct scrub_vault *v, size_t i, size_t *len);
+/* Whether needle i is an encoding (hex, base64, a PEM body line) that a
+ * tool may wrap into lines; the raw value and DER bytes are not. */
+int scrub_vault_needle_encoded(const struct scrub_vault *v, size_t i);
 void scrub_vault_free(struct scrub_vault *v);
 
 #endif

@@ -13,6 +13,7 @@
 #include "scrub_view.h"
 #include "scrub_rules.h"
 #include "scrub_tri.h"
+#include "scrub_wrap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1141,18 +1142,147 @@ TEST(vault_every_length_and_offset)
 	scrub_rules_free(r);
 }
 
+/* `in` (len n) cut into lines: the first `first` characters long, then
+ * `width` each, joined by `brk`; into out, NUL-terminated. */
+static size_t wrap_lines(const char *in, size_t n, size_t first, size_t width, const char *brk, char *out)
+{
+	size_t o = 0, col = width - first;
+	for (size_t i = 0; i < n; i++) {
+		if (col == width) {
+			o += (size_t)sprintf(out + o, "%s", brk);
+			col = 0;
+		}
+		out[o++] = in[i];
+		col++;
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* Whether the 10 characters from the middle of enc (an encoded key, which
+ * every needle of it covers) survive in out, breaks and indents taken out. */
+static int key_survives(const char *out, const char *mid)
+{
+	static char joined[1 << 16];
+	size_t j = 0;
+	for (const char *p = out; *p && j + 1 < sizeof joined; p++)
+		if (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t')
+			joined[j++] = *p;
+	joined[j] = 0;
+	return strstr(joined, mid) != NULL;
+}
+
+/* SPEC §7: a vault key's hex and base64 are found when a tool wrapped them
+ * into lines (base64 at 76, openssl at 64, xxd -p at 60, PEM in YAML):
+ * keys of 8 bytes (10-character base64 needles: probes 3 apart) to 40, in
+ * each encoding, at every alignment in the stream, behind 16 bytes or more
+ * of other data, wrapped at widths from 16 to 76 with every break form,
+ * the first line cut at every column. */
+TEST(vault_wrapped_every_width)
+{
+	static const char *keys[] = {"k8=Zr3p!q9x", "k13=aZ9+/Xq3!kw7T", "k40=Xq9/vT+u?s&w=k~Zr\"3pLm2Qa8$Rt5^Wn7*Yb4(Hc"};
+	static const char *brks[] = {"\n", "\r\n", "\n    ", "\r\n\t\t", "\n                "};
+	static const size_t widths[] = {16, 17, 23, 31, 60, 64, 76};
+	char err[256], enc[512], line[8192], mid[16], file[256];
+	unsigned char raw[256];
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+		const char *key = strchr(keys[k], '=') + 1;
+		size_t kl = strlen(key);
+		struct scrub_rules *r;
+		snprintf(file, sizeof file, "%s\n", keys[k]);
+		r = scrub_rules_new(tmpfile_with(file), NULL, err, sizeof err);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		for (int e = 0; e < 3; e++)
+			for (size_t pre = 16; pre < 22; pre++) {
+				size_t n = 0, el, skip;
+				for (size_t i = 0; i < pre; i++)
+					raw[n++] = (unsigned char)(0xe0 + i);
+				memcpy(raw + n, key, kl);
+				n += kl;
+				raw[n++] = 0xfe;
+				raw[n++] = 0xff;
+				if (e == 0) {
+					el = 0;
+					for (size_t i = 0; i < n; i++)
+						el += (size_t)sprintf(enc + el, "%02x", raw[i]);
+					skip = 2 * pre;
+				} else {
+					el = b64enc(raw, n, enc, e == 2);
+					skip = (pre * 4 + 2) / 3 + 1;
+				}
+				/* 8 characters from the middle of the key's part */
+				memcpy(mid, enc + skip + (e ? (kl * 4 / 3 - 8) / 2 : kl - 4), 8);
+				mid[8] = 0;
+				for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
+					for (size_t b = 0; b < sizeof brks / sizeof *brks; b++)
+						for (size_t first = 1; first <= widths[w]; first += widths[w] > 17 ? 5 : 1) {
+							char *o;
+							wrap_lines(enc, el, first, widths[w], brks[b], line + 6);
+							memcpy(line, "data: ", 6);
+							o = scrub_buffer(r, line, strlen(line), NULL, NULL);
+							if (key_survives(o, mid) || !strstr(o, "[filtered: vault key]"))
+								fprintf(stderr, "# key %zu enc %d pre %zu width %zu break %zu first %zu:\n%s\n-> %s\n",
+								        k, e, pre, widths[w], b, first, line, o);
+							CHECK(!key_survives(o, mid));
+							CHECK_CONTAINS(o, "[filtered: vault key]");
+							free(o);
+						}
+			}
+		scrub_rules_free(r);
+	}
+}
+
+/* What is not a wrap stays: a line of 15 encoding characters before the
+ * break, a break with an indent of more than 16, a blank line, a space, a
+ * lone carriage return or another character between the two halves. */
+TEST(vault_wrapped_limits)
+{
+	const char *key = "Zk3q9vTu_sw7kZr3pXy8Lm2Qa";
+	static const char *brk[] = {"\n\n", "\n                 ", " \n", "\n\r", "\n!"};
+	char err[256], hex[64], in[256], *o;
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=Zk3q9vTu_sw7kZr3pXy8Lm2Qa\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	hexenc(key, hex, HEXL);
+	snprintf(in, sizeof in, "%.16s\n%s\n", hex, hex + 16);
+	o = scrub_buffer(r, in, strlen(in), NULL, NULL);
+	CHECK_STR(o, "[filtered: vault key]\n");
+	free(o);
+	snprintf(in, sizeof in, "%.15s\n%s\n", hex, hex + 15);
+	o = scrub_buffer(r, in, strlen(in), NULL, NULL);
+	CHECK_STR(o, in);
+	free(o);
+	for (size_t i = 0; i < sizeof brk / sizeof *brk; i++) {
+		snprintf(in, sizeof in, "%.16s%s%s\n", hex, brk[i], hex + 16);
+		o = scrub_buffer(r, in, strlen(in), NULL, NULL);
+		CHECK_STR(o, in);
+		free(o);
+	}
+	scrub_rules_free(r);
+}
+
 struct hits {
 	size_t n, start[64], len[64];
 };
-static int collect(void *arg, size_t start, size_t len)
+static int collect_end(void *arg, size_t start, size_t end)
 {
 	struct hits *h = arg;
 	if (h->n < 64) {
 		h->start[h->n] = start;
-		h->len[h->n] = len;
+		h->len[h->n] = end - start;
 	}
 	h->n++;
 	return 0;
+}
+
+/* Whole needles from scrub_fp_scan (cut ones are scrub_wrap's). */
+static int collect(void *arg, size_t start, const unsigned char *needle, size_t len, size_t matched)
+{
+	(void)needle;
+	return matched == len ? collect_end(arg, start, start + len) : 0;
 }
 
 /* The unrolled fingerprint scan (four probes a branch) and the one-probe
@@ -1179,6 +1309,58 @@ TEST(fp_simd_matches_portable)
 		CHECK_EQ_INT(b.n, 1);
 		CHECK(a.start[0] == at && b.start[0] == at && a.len[0] == strlen(key));
 	}
+	scrub_rules_free(r);
+}
+
+/* The AVX2 scan of wrapped needles (a mask of newlines, a 16-byte compare
+ * per newline, probes queued) and the one-newline-at-a-time loop report the
+ * same: text of encoding characters, spaces, tabs, carriage returns and
+ * newlines in random runs, with keys' base64 wrapped at random widths, at
+ * every alignment of the buffer. */
+TEST(wrap_simd_matches_portable)
+{
+	static unsigned char text[8192 + 64];
+	static const char *pieces[] = {"\n", "\r\n", "\n  ", "\n\t", " ", "\t", "\n\n", ".", "\r"};
+	char err[256], enc[256];
+	size_t total = 0, el;
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("a=Wrapped-Key-0001!\nb=another/key+2\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	for (int round = 0; round < 200; round++) {
+		size_t n = 0;
+		while (n < 8192 - 400) {
+			unsigned what = rnd() % 4;
+			if (what == 0) { /* a run of encoding characters */
+				for (unsigned i = rnd() % 40; i > 0; i--)
+					text[n++] = (unsigned char)(B62 "+/=_-")[rnd() % 67];
+			} else if (what == 1) {
+				const char *pc = pieces[rnd() % (sizeof pieces / sizeof *pieces)];
+				memcpy(text + n, pc, strlen(pc));
+				n += strlen(pc);
+			} else if (what == 2) { /* a key's base64 wrapped */
+				unsigned char raw[64];
+				size_t rn = rnd() % 3, w = 16 + rnd() % 70;
+				for (size_t i = 0; i < rn; i++)
+					raw[i] = (unsigned char)rnd();
+				memcpy(raw + rn, rnd() % 2 ? "Wrapped-Key-0001!" : "another/key+2", rnd() % 2 ? 17 : 13);
+				el = b64enc(raw, rn + 13, enc, 0);
+				n += wrap_lines(enc, el, 1 + rnd() % w, w, rnd() % 2 ? "\n" : "\r\n  ", (char *)text + n);
+			} else {
+				text[n++] = (unsigned char)(rnd() % 256);
+			}
+		}
+		for (size_t off = 0; off < 64; off += 1 + rnd() % 9) {
+			struct hits a = {0}, b = {0};
+			scrub_wrap_scan(r->wrap, text + off, n - off, collect_end, &a);
+			scrub_wrap_scan_portable(r->wrap, text + off, n - off, collect_end, &b);
+			CHECK_EQ_INT(a.n, b.n);
+			for (size_t i = 0; i < a.n && i < 64; i++)
+				CHECK(a.start[i] == b.start[i] && a.len[i] == b.len[i]);
+			total += a.n;
+		}
+	}
+	CHECK(total > 1000); /* the keys were found, not only agreed on */
 	scrub_rules_free(r);
 }
 
@@ -1435,6 +1617,47 @@ TEST(url_password_dense_and_sparse)
 	free(whole);
 }
 
+/* A base64 dump of 600 KB (random bytes with the key inside at random
+ * places), wrapped at 76: fed in chunks of every size it gives what the
+ * whole gives, and no copy of the key survives. */
+TEST(vault_wrapped_across_windows)
+{
+	static unsigned char raw[450 << 10];
+	static char enc[620 << 10], wrapped[640 << 10];
+	static struct out o;
+	const char *key = "Chunked-Vault-Key-0001";
+	char err[256];
+	size_t n = 0, el, wl, whole_len, copies = 0;
+	unsigned long c1, c2;
+	char *whole;
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("a=Chunked-Vault-Key-0001\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	while (n + 64 < sizeof raw) {
+		size_t gap = rnd() % 3000 + 16; /* apart: one marker each */
+		for (size_t i = 0; i < gap && n < sizeof raw - 64; i++)
+			raw[n++] = (unsigned char)(rnd() | 0x80); /* never a byte of the key */
+		memcpy(raw + n, key, strlen(key));
+		n += strlen(key);
+		copies++;
+	}
+	el = b64enc(raw, n, enc, 0);
+	wl = wrap_lines(enc, el, 76, 76, "\n", wrapped);
+	whole = scrub_buffer(r, wrapped, wl, &whole_len, &c1);
+	CHECK(whole != NULL);
+	if (!whole)
+		return;
+	CHECK_EQ_INT(c1, copies);
+	for (int t = 0; t < 4; t++) {
+		run_chunked(r, wrapped, wl, &o, &c2);
+		CHECK(o.len == whole_len && memcmp(o.buf, whole, whole_len) == 0);
+		CHECK_EQ_INT(c2, c1);
+	}
+	free(whole);
+	scrub_rules_free(r);
+}
+
 TEST(chunked_equals_whole)
 {
 	static char in[900 << 10]; /* 7 windows; the output fits struct out */
@@ -1517,8 +1740,12 @@ int main(void)
 	RUN(escape_cut_at_a_flush);
 	RUN(assignment_code_not_secret);
 	RUN(vault_every_length_and_offset);
+	RUN(vault_wrapped_every_width);
+	RUN(vault_wrapped_limits);
+	RUN(vault_wrapped_across_windows);
 	RUN(fp_simd_matches_portable);
 	RUN(fp_blocks_match_portable);
+	RUN(wrap_simd_matches_portable);
 	RUN(tri_matches_naive);
 	RUN(tri_buckets);
 	RUN(url_no_user_exact);
