@@ -37,6 +37,48 @@ check "vault key raw, base64 and hex all replaced" \
 	'! grep -q "Vault-Secret\|VmF1bHQtU2VjcmV0\|5661756c742d536563726574" "$T/out" && [ "$(grep -o "filtered: vault key" "$T/out" | wc -l)" -eq 3 ]'
 check "summary counts one vault key" 'grep -q "1 vault keys" "$T/err"'
 
+# Wrapped by the tools that wrap (SPEC §7: base64 and hex of a vault key
+# are found): `base64 .env` at 76 columns (57 bytes a line), `openssl base64`
+# at 64 (48), `xxd -p` at 60 (30), the same indented as in YAML and with CRLF
+# line ends.  In each file the key's middle sits on the tool's second line
+# end, at three alignments.  Checked on the output joined back into one
+# line: no 8 characters from the middle of the key's part survive.
+echo 'API_TOKEN=Vault-Wrapped-Key-0042/x' >"$T/wsecrets"
+envfile() { # FILE AT: a .env file whose key starts at byte AT
+	python3 -c 'import sys; at = int(sys.argv[1]); sys.stdout.write(("HOST_URL=https://example.org/x\n" * 9)[:at - 10] + "API_TOKEN=Vault-Wrapped-Key-0042/x\nLOG=info\n")' "$2" >"$1"
+}
+wrapped_gone() { # FORM RAW OUT: OUT, joined, holds no middle of the key's part of RAW's FORM
+	python3 - "$1" "$2" "$3" <<'PY'
+import base64, binascii, sys
+form, raw, path = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
+i = raw.index(b"Vault-Wrapped-Key-0042/x")
+text = open(path).read()
+out = "".join(text.split())
+if form == "hex":
+	mid = binascii.hexlify(raw).decode()[2 * i + 16: 2 * i + 32]
+else:
+	mid = base64.b64encode(raw).decode()[(4 * i + 2) // 3 + 8: (4 * i + 2) // 3 + 16]
+sys.exit(0 if mid not in out and "[filtered: vault key]" in text else 1)
+PY
+}
+for pre in 0 1 2; do
+	envfile "$T/env$pre" $((114 - 12 + pre))
+	base64 "$T/env$pre" | "$BIN" --filter --secrets "$T/wsecrets" >"$T/env$pre.b64.out" 2>/dev/null
+	check "base64 .env (76 columns), key at alignment $pre: no part survives" 'wrapped_gone b64 "$T/env$pre" "$T/env$pre.b64.out"'
+	envfile "$T/env$pre" $((96 - 12 + pre))
+	openssl base64 -in "$T/env$pre" | "$BIN" --filter --secrets "$T/wsecrets" >"$T/env$pre.ssl.out" 2>/dev/null
+	check "openssl base64 (64 columns), alignment $pre: no part survives" 'wrapped_gone b64 "$T/env$pre" "$T/env$pre.ssl.out"'
+	envfile "$T/env$pre" $((90 - 12 + pre))
+	xxd -p "$T/env$pre" | "$BIN" --filter --secrets "$T/wsecrets" >"$T/env$pre.hex.out" 2>/dev/null
+	check "xxd -p (60 columns), alignment $pre: no part survives" 'wrapped_gone hex "$T/env$pre" "$T/env$pre.hex.out"'
+done
+envfile "$T/env1" $((96 - 12 + 1))
+base64 -w 64 "$T/env1" | sed 's/^/    /; s/$/\r/' | "$BIN" --filter --secrets "$T/wsecrets" >"$T/env1.yaml.out" 2>/dev/null
+check "base64 indented as in YAML, with CRLF: no part survives" 'wrapped_gone b64 "$T/env1" "$T/env1.yaml.out"'
+head -c 300000 /dev/urandom | base64 >"$T/dump"
+"$BIN" --filter --secrets "$T/wsecrets" <"$T/dump" >"$T/dump.out" 2>/dev/null
+check "a base64 dump of 300 KB without the key passes byte for byte" 'cmp -s "$T/dump" "$T/dump.out"'
+
 echo 'short=abc' >"$T/bad"
 "$BIN" --filter --secrets "$T/bad" </dev/null >"$T/out" 2>"$T/err"; rc=$?
 check "short secret refused with the line number" '[ $rc -ne 0 ] && grep -q "bad:1: the secret is 3 characters long" "$T/err"'

@@ -60,6 +60,12 @@ verdict "setuid(0): EPERM" 'python3 -c "import os; os.setuid(0)"' 'PermissionErr
 verdict "setuid binaries are inert" 'su -c id root </dev/null; echo "rc=$?"' 'rc=1'
 verdict "vault key filtered" 'echo "token: sk-vault-secret-value-123456"' '^token: \[filtered: vault key\]$'
 check_eq "vault key counted" "$(jf .filtered)" 1
+# `base64 .env` wraps at 76 columns, and the key's part crosses the wrap
+# (bytes 91-118 of the file: characters 122-159, the wrap after 152).
+verdict "vault key in base64 .env, wrapped at 76, filtered" \
+	'printf "HOST=https://example.org/x\nHOST=https://example.org/x\nHOST=https://example.org/x\nAPI_TOKEN=sk-vault-secret-value-123456\nLOG=info\n" | base64' \
+	'filtered: vault key'
+check_eq "no part of the wrapped key survives" "$(jf .stdout | tr -d '\n' | grep -c "$(printf 'HOST=https://example.org/x\nHOST=https://example.org/x\nHOST=https://example.org/x\nAPI_TOKEN=sk-vault-secret-value-123456\n' | base64 -w0 | cut -c131-142)")" 0
 verdict "touch /etc/x refused" 'touch /etc/x' '(Read-only file system|Permission denied)'
 verdict "echo > ~/.bashrc refused" 'echo x > ~/.bashrc' '(Read-only file system|Permission denied)'
 verdict "write to a read-only workspace refused" 'echo x > planted.txt' '(Read-only file system|Permission denied)'

@@ -13,14 +13,18 @@
  *   rest        the payload; "\x01 k" expands to vault key k, "\x02 k" to
  *               its lowercase hex, "\x03 k" to its base64, "\x04 k" to it
  *               percent-encoded, "\x05 k" to the first half of it (so
- *               splices of a key with itself and with tokens get built)
+ *               splices of a key with itself and with tokens get built),
+ *               "\x06 k" to its base64 in lines of 16 (the narrowest wrap)
  *
  * Properties checked on every input:
  *   1. the filtered output contains no vault key and no encoded form of one
  *      that the filter promises to find (each needle of the vault);
  *   2. feeding the stream in random chunks gives exactly the bytes and the
  *      count scrub_buffer gives in one piece;
- *   3. scrub_buffer is idempotent: filtering filtered output changes nothing.
+ *   3. scrub_buffer is idempotent: filtering filtered output changes nothing;
+ *   5. with every wrap taken out (scrub_wrap.h: a line end with 16 encoding
+ *      characters before it and one after an indent of at most 16), the
+ *      output holds no encoded needle and no raw one of 23 bytes or more.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -139,7 +143,65 @@ static void put_encoded(struct buf *b, unsigned kind, const char *k)
 	case 5:
 		put(b, k, n / 2);
 		break;
+	case 6: {
+		struct buf e = {0};
+		put_encoded(&e, 3, k);
+		for (size_t i = 0; i < e.len; i += 16) {
+			put(b, e.p + i, e.len - i < 16 ? e.len - i : 16);
+			if (i + 16 < e.len)
+				put(b, "\n", 1);
+		}
+		free(e.p);
+		break;
 	}
+	}
+}
+
+static int enc_char(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c && strchr("+/-_=", c));
+}
+
+/* `in` with every wrap taken out, into `out` (property 5). */
+static void join_wraps(const struct buf *in, struct buf *out)
+{
+	for (size_t i = 0; i < in->len; i++) {
+		size_t b = i, a = i, run = 0, indent = 0;
+		if (in->p[i] == '\r' && i + 1 < in->len && in->p[i + 1] == '\n')
+			a = i + 1;
+		if (in->p[a] == '\n') {
+			while (run < 16 && run < b && enc_char((unsigned char)in->p[b - 1 - run]))
+				run++;
+			for (a++; a < in->len && indent < 16 && (in->p[a] == ' ' || in->p[a] == '\t'); a++)
+				indent++;
+			if (run == 16 && a < in->len && enc_char((unsigned char)in->p[a])) {
+				i = a - 1; /* the wrap goes */
+				continue;
+			}
+		}
+		put(out, &in->p[i], 1);
+	}
+}
+
+/* A needle the filter promises to find across wraps, in `out`. */
+static size_t find_wrapped(const struct buf *out, size_t *which)
+{
+	struct buf j = {0};
+	size_t at = SIZE_MAX;
+	join_wraps(out, &j);
+	for (size_t i = 0; i < scrub_vault_needles(rules->vault) && at == SIZE_MAX && j.len; i++) {
+		size_t nl;
+		const unsigned char *nd = scrub_vault_needle(rules->vault, i, &nl);
+		const char *hit;
+		if (!scrub_vault_needle_encoded(rules->vault, i) && nl < 23)
+			continue;
+		if ((hit = memmem(j.p, j.len, nd, nl)) != NULL) {
+			*which = i;
+			at = (size_t)(hit - j.p);
+		}
+	}
+	free(j.p);
+	return at;
 }
 
 static size_t find_needle(const struct buf *out, size_t *which)
@@ -183,7 +245,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t fl = strlen(fill); in.len + fl <= pad;)
 		put(&in, fill, fl);
 	for (size_t i = 4; i < size; i++) {
-		if (data[i] >= 1 && data[i] <= 5 && i + 1 < size) {
+		if (data[i] >= 1 && data[i] <= 6 && i + 1 < size) {
 			put_encoded(&in, data[i], keys[data[i + 1] % NKEYS]);
 			i++;
 		} else {
@@ -236,6 +298,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	scrub_stream_free(ls);
 	size_t lwhich = 0, lat = find_needle(&live, &lwhich);
 	FUZZ_ASSERT(lat == SIZE_MAX, "vault needle %zu in the live stream's output at byte %zu", lwhich, lat);
+	lat = find_wrapped(&live, &lwhich);
+	FUZZ_ASSERT(lat == SIZE_MAX, "vault needle %zu across a wrap in the live stream's output at byte %zu", lwhich,
+	            lat);
 	for (size_t k = 0; k < NKEYS; k++)
 		FUZZ_ASSERT(live.len == 0 || !memmem(live.p, live.len, keys[k], strlen(keys[k])),
 		            "vault key %zu in the live stream's output", k);
@@ -251,6 +316,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t k = 0; k < NKEYS; k++)
 		FUZZ_ASSERT(blen == 0 || !memmem(b, blen, keys[k], strlen(keys[k])), "vault key %zu in the output", k);
+
+	/* 5. nor across a wrap */
+	at = find_wrapped(&a, &which);
+	FUZZ_ASSERT(at == SIZE_MAX, "vault needle %zu across a wrap, at byte %zu of the output joined", which, at);
 
 	/* 3. idempotent */
 	size_t clen = 0;
