@@ -6,13 +6,14 @@
  *
  *   - 23 characters or more before j, if it is a long needle (of
  *     SCRUB_FP_MIN_LEN = 23 bytes or more): the fingerprint index finds it
- *     within the line, as it finds every long needle, and reports it cut by
- *     the line end; scrub_wrap_cut follows it across the wrap.
- *   - less than 23 before j, if it is long: three probes of the same index
- *     at j - 23, j - 7 and j + 9.  The index holds a needle's grams at its
- *     first 16 offsets; for a start s in [j - 23, j - 1] one of the three
- *     lies in [s, s + 15] (s = j - 23: j - 23; up to j - 7: j - 7; after:
- *     j + 9), and its gram ends inside the needle (n >= 23).
+ *     within the line, as it finds every long needle (its probe every 16
+ *     bytes lands in [s, s + 15], and its gram ends by s + 23 <= j), and
+ *     reports it cut by the line end; scrub_wrap_cut follows it across.
+ *   - less than 23 before j, if it is long: two probes of the same index,
+ *     at j - 7 and j + 9.  The index holds a needle's grams at its first 16
+ *     offsets; for a start s in [j - 22, j - 7] the probe at j - 7 lies in
+ *     [s, s + 15], for s in [j - 6, j - 1] the one at j + 9, and its gram
+ *     ends inside the needle (n >= 23).
  *   - any short needle (under 23 bytes): an index of its own holding the
  *     gram at every offset, probed at j - 8, j - 8 + d, ... and j, where d
  *     = min(8, shortest short needle - 7).  If s <= j - 8 the probe at j - 8
@@ -22,7 +23,7 @@
  * So the long needles, which most keys give, cost no index of their own (one
  * of every offset of every needle held 185,000 grams for the benchmark's
  * 1,000 keys, 1 MiB of filter whose probes missed the caches: base64 dumps
- * ran at a fifth of their rate), and a wrap costs three probes of a filter
+ * ran at a fifth of their rate), and a wrap costs two probes of a filter
  * that the line scan keeps warm.  Every candidate is compared
  * character by character across the wraps.  Each probe reports only the
  * needles it is the designated probe of, so a needle is reported once here
@@ -32,7 +33,7 @@
  * that has one gets its runs of encoding characters (a nibble-table lookup
  * and four shift-and steps), so that a newline with fewer than 16 before it,
  * which is most lines of text, costs no more.  The wraps go to a batch
- * whose five probes each (the three above and the short needles' two) are
+ * whose four probes each (the two above and the short needles' two) are
  * tested in a loop of their own: their filter loads, which mostly miss the
  * cache, overlap there, and a base64 dump has a wrap every line.
  *
@@ -61,7 +62,7 @@
 #define LONG  SCRUB_FP_MIN_LEN
 
 _Static_assert(SCRUB_FP_GRAM == GRAM && SCRUB_FP_STRIDE == 16 && LONG == 23,
-	       "the long needles' probes at j - 23, j - 7 and j + 9 assume the fingerprint index's shape");
+	       "the long needles' probes at j - 7 and j + 9 assume the fingerprint index's shape");
 
 struct gram {
 	uint64_t gram;
@@ -245,9 +246,9 @@ static inline int has_line_end(uint64_t x)
 	return ((((n & low7) + low7) | n) & (((r & low7) + low7) | r) & high) != high;
 }
 
-/* A wrap raw [b, a) and where the joined characters around it are: the 23
- * raw bytes before it (the rule vouches for 16; one of an earlier line only
- * fails a probe), and 17 after it: raw bytes when no line end is among them
+/* A wrap raw [b, a) and where the joined characters around it are: the 16
+ * raw bytes before it (the rule's), and 17 after it: raw bytes when no line
+ * end is among them
  * (fwd_raw), else read across the wraps into c.  Grams are loaded from the
  * text itself where they can be: one loaded from a buffer just written
  * stalls on its stores. */
@@ -267,7 +268,7 @@ static void around_of(struct around *x, const unsigned char *buf, size_t len, si
 	x->len = len;
 	x->b = b;
 	x->a = a;
-	x->nb = b < LONG ? (unsigned)b : LONG;
+	x->nb = b < SCRUB_WRAP_LINE ? (unsigned)b : SCRUB_WRAP_LINE;
 	x->fwd_raw = a + 24 <= len && !has_line_end(scrub_load64(buf + a)) &&
 		     !has_line_end(scrub_load64(buf + a + 8)) &&
 		     !has_line_end(scrub_load64(buf + a + 16) << 56);
@@ -319,12 +320,12 @@ static int report(const struct around *x, const unsigned char *p, size_t n, int 
 /* The probes of the fingerprint index at a wrap: at joined positions
  * LONG_AT[i], each designated for the needles that start after the one
  * before it and hold the wrap. */
-static const int LONG_AT[3] = {-(int)LONG, -7, 9};
+static const int LONG_AT[2] = {-7, 9};
 
 struct long_probes {
 	const struct scrub_wrap *w;
 	const struct around *x;
-	unsigned at[3]; /* which of LONG_AT were probed */
+	unsigned at[2]; /* which of LONG_AT were probed */
 	scrub_wrap_hit_fn hit;
 	void *arg;
 };
@@ -374,11 +375,11 @@ static int short_probe(const struct scrub_wrap *w, const struct around *x, int t
 /* Every probe at wrap x. */
 static int probe_wrap(const struct scrub_wrap *w, const struct around *x, scrub_wrap_hit_fn hit, void *arg)
 {
-	struct long_probes lp = {w, x, {0, 0, 0}, hit, arg};
-	uint64_t grams[3];
+	struct long_probes lp = {w, x, {0, 0}, hit, arg};
+	uint64_t grams[2];
 	unsigned n = 0;
 	int rc;
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < 2; i++)
 		if (have(x, LONG_AT[i])) {
 			lp.at[n] = i;
 			grams[n++] = gram_at(x, LONG_AT[i]);
@@ -437,16 +438,16 @@ __attribute__((target("avx2"))) static inline uint64_t enc64(const unsigned char
 	return m;
 }
 
-/* Whether the usual wrap raw [b, a) passes neither filter: step 8, 23
- * bytes before it, no line end in the 17 after it (24 readable).  Its
- * five grams are tested at once, with one branch; a pass, or any other
+/* Whether the usual wrap raw [b, a) passes neither filter: step 8, no line
+ * end in the 17 bytes after it (24 readable).  Its four grams are tested at
+ * once, with one branch; a pass, or any other
  * case, goes to probe_wrap.  In a base64 dump every line ends in a wrap. */
 static inline int quiet(const struct scrub_wrap *w, const struct scrub_bloom *fpb, const unsigned char *buf,
 			size_t len, size_t b, size_t a)
 {
 	uint64_t f0, f8, f16, back;
 	int pass;
-	if (b < LONG || a + 24 > len || (w->ng && w->step != GRAM))
+	if (b < GRAM || a + 24 > len || (w->ng && w->step != GRAM))
 		return 0;
 	f0 = scrub_load64(buf + a);
 	f8 = scrub_load64(buf + a + 8);
@@ -454,8 +455,7 @@ static inline int quiet(const struct scrub_wrap *w, const struct scrub_bloom *fp
 	if (has_line_end(f0) | has_line_end(f8) | has_line_end(f16 << 56))
 		return 0;
 	back = scrub_load64(buf + b - GRAM);
-	pass = scrub_bloom_has(fpb, scrub_bloom_hash(scrub_load64(buf + b - LONG))) |
-	       scrub_bloom_has(fpb, scrub_bloom_hash(back >> 8 | f0 << 56)) |
+	pass = scrub_bloom_has(fpb, scrub_bloom_hash(back >> 8 | f0 << 56)) |
 	       scrub_bloom_has(fpb, scrub_bloom_hash(f8 >> 8 | f16 << 56));
 	if (w->ng)
 		pass |= scrub_bloom_has(&w->bloom, scrub_bloom_hash(back)) |
