@@ -10,7 +10,9 @@
  *     where the CPU runs scrub_tri.c, every anchor of four bytes or more
  *     while scrub_tri.c finds the three-byte ones and "://"; the
  *     fingerprint index (scrub_fp.c) every long vault
- *     needle, each anchor's validator decides on a span, and spans are sorted
+ *     needle, and scrub_wrap.c every vault needle that a wrapped line cuts
+ *     (base64 or hex a tool wrapped into lines); each anchor's validator
+ *     decides on a span, and spans are sorted
  *     and merged (overlaps become one marker, named by priority: vault >
  *     vendor token > context rule).
  *   - Everything up to `commit` = end - HOLD is emitted; the last HOLD bytes
@@ -352,7 +354,7 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
                 int eof, size_t done)
 {
 	const struct scrub_rules *r = s->r;
-	size_t from, back;
+	size_t from, back, wrap_back;
 	s->win = (struct scrub_window){data, len, ctx, commit, eof};
 	s->skip_to = done;
 	if (len == 0)
@@ -376,13 +378,17 @@ static int scan(struct scrub_stream *s, const unsigned char *data, size_t len, s
 	} else if (s->url_dense) {
 		scan_url(s, data + from, len - from);
 	}
-	/* the fingerprint index also finds needles a wrap cuts (on_fp) */
-	back = r->fp_maxlen > scrub_wrap_maxspan(r->wrap) ? r->fp_maxlen : scrub_wrap_maxspan(r->wrap);
+	/* A needle across wraps starts up to the longest span before `done`,
+	 * and a wrap is told by the 16 bytes before it: the fingerprint index
+	 * (which finds needles a wrap cuts: on_fp) and the wrap scan resume
+	 * that much earlier. */
+	wrap_back = scrub_wrap_maxspan(r->wrap) + SCRUB_WRAP_LINE;
+	back = r->fp_maxlen > wrap_back ? r->fp_maxlen : wrap_back;
 	from = done > back ? done - back : 0;
 	s->off = from;
 	if (!s->oom && scrub_fp_scan(r->fp, data + from, len - from, on_fp, s) != 0 && !s->oom)
 		return -1;
-	from = done > scrub_wrap_maxspan(r->wrap) ? done - scrub_wrap_maxspan(r->wrap) : 0;
+	from = done > wrap_back ? done - wrap_back : 0;
 	s->off = from;
 	if (!s->oom && scrub_wrap_scan(r->wrap, data + from, len - from, on_wrap, s) != 0 && !s->oom)
 		return -1;
@@ -419,17 +425,23 @@ enum { PROCESS_FULL, PROCESS_EOF, PROCESS_FLUSH };
  * also emits up to the window's last line end: no token a validator accepts
  * holds a newline or a carriage return (a PEM key, which does, is followed
  * by its own state), so a token cut by the flush is still whole in what is
- * kept.  The kept bytes may then exceed HOLD, so the next window is scanned
- * whole instead of replaying kept matches. */
+ * kept.  A vault needle wrapped into lines does hold one: when that line
+ * end may be a wrap, the flush stops the longest wrapped needle's span
+ * before the end of the input (scrub_wrap_may_go_on).  The kept bytes may
+ * then exceed HOLD, so the next window is scanned whole instead of
+ * replaying kept matches. */
 static int process(struct scrub_stream *s, int mode)
 {
 	int eof = mode == PROCESS_EOF;
 	size_t len = s->len, ctx = s->ctx, pos = ctx, n, keep, first;
 	size_t commit = eof ? len : (len > HOLD && len - HOLD > ctx ? len - HOLD : ctx);
 	if (mode == PROCESS_FLUSH) {
-		size_t end = len;
+		size_t end = len, span = scrub_wrap_maxspan(s->r->wrap);
 		while (end > ctx && s->buf[end - 1] != '\n' && s->buf[end - 1] != '\r')
 			end--;
+		/* a vault needle may cross that line end into what is yet to come */
+		if (end > ctx && scrub_wrap_may_go_on(s->buf, len, end) && len - end < span)
+			end = len > span ? len - span : 0;
 		if (end > commit)
 			commit = end;
 	}

@@ -3,9 +3,10 @@
  *
  * Every secret becomes up to 9 literal needles: raw, hex (both cases), base64
  * and base64url at the three byte alignments a secret can have inside a
- * longer encoded text.  The fingerprint index (scrub_fp.c) finds those of 15
+ * longer encoded text.  The fingerprint index (scrub_fp.c) finds those of 23
  * bytes and more in one pass whatever their number; the few shorter ones go
- * to the Vectorscan literal database (scrub_rules.c).
+ * to the Vectorscan literal database (scrub_rules.c).  Encoded needles a
+ * tool wrapped into lines: scrub_wrap.c.
  *
  * Trust: operator files, read once at start.  A value under 8 characters is
  * refused, not applied: masking "test" or "docker" everywhere would wreck

@@ -152,7 +152,7 @@ struct scrub_wrap *scrub_wrap_new(const struct scrub_vault *v, const struct scru
 	/* A needle's characters and its wraps: every line but the last it
 	 * crosses ends in SCRUB_WRAP_LINE of them, and a wrap is at most
 	 * "\r\n" and the indent. */
-	w->maxspan = maxlen + (maxlen / SCRUB_WRAP_LINE + 1) * (2 + SCRUB_WRAP_INDENT);
+	w->maxspan = maxlen ? maxlen + (maxlen / SCRUB_WRAP_LINE + 1) * (2 + SCRUB_WRAP_INDENT) : 0;
 	if (w->maxspan > SCRUB_WRAP_MAX_SPAN)
 		w->maxspan = SCRUB_WRAP_MAX_SPAN;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -224,6 +224,23 @@ static int match_fwd(const unsigned char *buf, size_t len, size_t a, const unsig
 	}
 	*end = a + 1;
 	return 1;
+}
+
+int scrub_wrap_may_go_on(const unsigned char *buf, size_t len, size_t end)
+{
+	size_t b = end - 1, a = end, indent = 0;
+	if (end == 0 || (buf[b] != '\n' && buf[b] != '\r'))
+		return 0;
+	if (buf[b] == '\n' && b > 0 && buf[b - 1] == '\r')
+		b--;
+	if (!line_before(buf, b))
+		return 0;
+	while (a < len && indent < SCRUB_WRAP_INDENT && (buf[a] == ' ' || buf[a] == '\t')) {
+		a++;
+		indent++;
+	}
+	/* nothing yet, an indent so far, or the character that makes it a wrap */
+	return a == len || enc[buf[a]];
 }
 
 int scrub_wrap_cut(const struct scrub_wrap *w, const unsigned char *buf, size_t len, size_t start,

@@ -56,6 +56,14 @@ int scrub_wrap_scan(const struct scrub_wrap *w, const unsigned char *buf, size_t
 int scrub_wrap_cut(const struct scrub_wrap *w, const unsigned char *buf, size_t len, size_t start,
 		   const unsigned char *needle, size_t n, size_t matched, size_t *end);
 
+/* Whether the line end just before `end` (of buf, len bytes so far) may be
+ * a wrap that a needle crosses into bytes yet to come: 16 encoding
+ * characters before it, and after it nothing yet, an indent so far, or an
+ * encoding character.  A stream that emits up to a line end before its
+ * input is complete (scrub_stream_flush) must then hold back
+ * scrub_wrap_maxspan bytes before the end of what it has. */
+int scrub_wrap_may_go_on(const unsigned char *buf, size_t len, size_t end);
+
 /* The same looking at every newline (the loop scrub_wrap_scan filters with
  * AVX2); for the unit test that checks both agree. */
 int scrub_wrap_scan_portable(const struct scrub_wrap *w, const unsigned char *buf, size_t len,

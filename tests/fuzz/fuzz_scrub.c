@@ -23,8 +23,10 @@
  *      count scrub_buffer gives in one piece;
  *   3. scrub_buffer is idempotent: filtering filtered output changes nothing;
  *   5. with every wrap taken out (scrub_wrap.h: a line end with 16 encoding
- *      characters before it and one after an indent of at most 16), the
- *      output holds no encoded needle and no raw one of 23 bytes or more.
+ *      characters before it and one after an indent of at most 16), neither
+ *      output holds an encoded needle or a raw one of 23 bytes or more, and
+ *      the live stream's holds no piece of one more often than the one-shot
+ *      filter's (a flush must not let the start of one out).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,7 +185,14 @@ static void join_wraps(const struct buf *in, struct buf *out)
 	}
 }
 
-/* A needle the filter promises to find across wraps, in `out`. */
+/* Whether needle i is one the filter promises to find across wraps. */
+static int promised(size_t i, const unsigned char **nd, size_t *nl)
+{
+	*nd = scrub_vault_needle(rules->vault, i, nl);
+	return scrub_vault_needle_encoded(rules->vault, i) || *nl >= 23;
+}
+
+/* A promised needle in `out`, wraps taken out. */
 static size_t find_wrapped(const struct buf *out, size_t *which)
 {
 	struct buf j = {0};
@@ -191,16 +200,51 @@ static size_t find_wrapped(const struct buf *out, size_t *which)
 	join_wraps(out, &j);
 	for (size_t i = 0; i < scrub_vault_needles(rules->vault) && at == SIZE_MAX && j.len; i++) {
 		size_t nl;
-		const unsigned char *nd = scrub_vault_needle(rules->vault, i, &nl);
+		const unsigned char *nd;
 		const char *hit;
-		if (!scrub_vault_needle_encoded(rules->vault, i) && nl < 23)
-			continue;
-		if ((hit = memmem(j.p, j.len, nd, nl)) != NULL) {
+		if (promised(i, &nd, &nl) && (hit = memmem(j.p, j.len, nd, nl)) != NULL) {
 			*which = i;
 			at = (size_t)(hit - j.p);
 		}
 	}
 	free(j.p);
+	return at;
+}
+
+static size_t count(const struct buf *j, const unsigned char *p, size_t n)
+{
+	size_t c = 0;
+	const char *q = j->p, *end = j->p + j->len;
+	while (q && q < end && (q = memmem(q, (size_t)(end - q), p, n)) != NULL) {
+		c++;
+		q++;
+	}
+	return c;
+}
+
+/* Whether `live`, wraps taken out, holds a piece of 16 bytes (from an offset
+ * that is a multiple of 8) of a promised needle more often than `whole`
+ * does: a flush let the start of a wrapped needle out.  (A piece alone is
+ * not a needle: the fuzzer writes pieces too, and they pass both.) */
+static size_t more_pieces(const struct buf *live, const struct buf *whole, size_t *which)
+{
+	struct buf jl = {0}, jw = {0};
+	size_t at = SIZE_MAX;
+	join_wraps(live, &jl);
+	join_wraps(whole, &jw);
+	for (size_t i = 0; i < scrub_vault_needles(rules->vault) && at == SIZE_MAX && jl.len; i++) {
+		size_t nl;
+		const unsigned char *nd;
+		if (!promised(i, &nd, &nl) || nl < 16)
+			continue;
+		for (size_t o = 0; o + 16 <= nl && at == SIZE_MAX; o += 8)
+			if (count(&jl, nd + o, 16) > count(&jw, nd + o, 16)) {
+				*which = i;
+				at = o;
+			}
+	}
+	free(jl.p);
+	free(jw.p);
 	return at;
 }
 
@@ -301,6 +345,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lat = find_wrapped(&live, &lwhich);
 	FUZZ_ASSERT(lat == SIZE_MAX, "vault needle %zu across a wrap in the live stream's output at byte %zu", lwhich,
 	            lat);
+	lat = more_pieces(&live, &a, &lwhich);
+	FUZZ_ASSERT(lat == SIZE_MAX, "16 bytes from %zu of vault needle %zu in the live stream's output only", lat,
+	            lwhich);
 	for (size_t k = 0; k < NKEYS; k++)
 		FUZZ_ASSERT(live.len == 0 || !memmem(live.p, live.len, keys[k], strlen(keys[k])),
 		            "vault key %zu in the live stream's output", k);

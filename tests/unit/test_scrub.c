@@ -1340,11 +1340,12 @@ TEST(wrap_simd_matches_portable)
 				n += strlen(pc);
 			} else if (what == 2) { /* a key's base64 wrapped */
 				unsigned char raw[64];
+				const char *key = rnd() % 2 ? "Wrapped-Key-0001!" : "another/key+2";
 				size_t rn = rnd() % 3, w = 16 + rnd() % 70;
 				for (size_t i = 0; i < rn; i++)
 					raw[i] = (unsigned char)rnd();
-				memcpy(raw + rn, rnd() % 2 ? "Wrapped-Key-0001!" : "another/key+2", rnd() % 2 ? 17 : 13);
-				el = b64enc(raw, rn + 13, enc, 0);
+				memcpy(raw + rn, key, strlen(key));
+				el = b64enc(raw, rn + strlen(key), enc, 0);
 				n += wrap_lines(enc, el, 1 + rnd() % w, w, rnd() % 2 ? "\n" : "\r\n  ", (char *)text + n);
 			} else {
 				text[n++] = (unsigned char)(rnd() % 256);
@@ -1658,6 +1659,91 @@ TEST(vault_wrapped_across_windows)
 	scrub_rules_free(r);
 }
 
+/* A streamed run's output is flushed every 100 ms up to its last line end
+ * (scrub_stream_flush).  When that line end may be a wrap whose rest has not
+ * come, the key's part before it stays: flushed after every byte from the
+ * first line end on, no character of the key's part leaks, and the key is
+ * one marker (review s35: 30 of its 37 bytes went out, the rest deleted). */
+TEST(vault_wrapped_flushed)
+{
+	const char *key = "Flush-Leak-Vault-Key-0123456789ABCDEF";
+	unsigned char raw[128];
+	char err[256], enc[256], in[512], mid[16];
+	size_t n = 0, i;
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=Flush-Leak-Vault-Key-0123456789ABCDEF\n"), NULL, err,
+	                                        sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	memcpy(raw, "API_TOKEN_NAME_PADDING_=k=", 26);
+	n = 26;
+	memcpy(raw + n, key, strlen(key));
+	n += strlen(key);
+	raw[n++] = '\n';
+	b64enc(raw, n, enc, 0);
+	snprintf(in, sizeof in, "%.76s\n%s\n", enc, enc + 76);
+	memcpy(mid, enc + 76 - 6, 6); /* the key's last characters before the line end */
+	mid[6] = 0;
+	for (size_t cut = 77; cut < strlen(in); cut++) {
+		static struct out o;
+		struct scrub_stream *s = scrub_stream_new(r, emit, &o);
+		o.len = 0;
+		o.buf[0] = 0;
+		CHECK(s && scrub_stream_feed(s, in, cut) == 0 && scrub_stream_flush(s) == 0);
+		for (i = cut; s && i < strlen(in); i++)
+			CHECK(scrub_stream_feed(s, in + i, 1) == 0 && scrub_stream_flush(s) == 0);
+		CHECK(s && scrub_stream_finish(s) == 0);
+		if (strstr(o.buf, mid) || scrub_stream_count(s) != 1)
+			fprintf(stderr, "# cut %zu: %s", cut, o.buf);
+		CHECK(!strstr(o.buf, mid));
+		CHECK_EQ_INT(scrub_stream_count(s), 1);
+		scrub_stream_free(s);
+	}
+	scrub_rules_free(r);
+}
+
+/* A window resumes the wrap search far enough back to tell a wrap (the 16
+ * bytes before it) at the start of the longest span: a 20-byte key's hex
+ * in lines of 16 with "\r\n" and an indent of 16 (the widest wrap), placed
+ * at every offset around the first window's end (review s35: 14 offsets
+ * missed it). */
+TEST(vault_wrapped_at_window_ends)
+{
+	static char in[140000];
+	const char *key = "WinEdge-Key-20bytes!", *brk = "\r\n                ";
+	char err[256], hex[64];
+	struct scrub_rules *r = scrub_rules_new(tmpfile_with("k=WinEdge-Key-20bytes!\n"), NULL, err, sizeof err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	hexenc(key, hex, HEXL);
+	for (size_t at = SCRUB_WINDOW - 200; at <= SCRUB_WINDOW + 40; at++) {
+		size_t n = 0, ol;
+		unsigned long c = 0;
+		char *o;
+		memset(in, '.', at - 16);
+		n = at - 16;
+		in[n++] = '\n';
+		memcpy(in + n, "deadbeefcafe012", 15);
+		n += 15;
+		in[n++] = hex[0];
+		for (int l = 0; l < 3; l++) {
+			memcpy(in + n, brk, 18);
+			n += 18;
+			memcpy(in + n, hex + 1 + 16 * l, l < 2 ? 16 : 7);
+			n += l < 2 ? 16 : 7;
+		}
+		memcpy(in + n, "\nplain words.\n", 14);
+		n += 14;
+		o = scrub_buffer(r, in, n, &ol, &c);
+		if (c != 1)
+			fprintf(stderr, "# at %zu: %lu replaced\n", at, c);
+		CHECK_EQ_INT(c, 1);
+		free(o);
+	}
+	scrub_rules_free(r);
+}
+
 TEST(chunked_equals_whole)
 {
 	static char in[900 << 10]; /* 7 windows; the output fits struct out */
@@ -1751,6 +1837,8 @@ int main(void)
 	RUN(url_no_user_exact);
 	RUN(url_prefilter_agrees_with_validator);
 	RUN(url_password_dense_and_sparse);
+	RUN(vault_wrapped_flushed);
+	RUN(vault_wrapped_at_window_ends);
 	RUN(chunked_equals_whole);
 	scrub_rules_free(R);
 	return harness_done();
