@@ -465,8 +465,8 @@ __attribute__((target("avx2"))) static inline uint64_t enc64(const unsigned char
 
 /* Whether the usual wrap raw [b, a) passes neither filter: step 8, no line
  * end in the 17 bytes after it (24 readable).  Its four grams are tested at
- * once, with one branch; a pass, or any other
- * case, goes to probe_wrap.  In a base64 dump every line ends in a wrap. */
+ * once, with one branch; a pass, or any other case, goes to probe_wrap.  In
+ * a base64 dump every line ends in a wrap. */
 static inline int quiet(const struct scrub_wrap *w, const struct scrub_bloom *fpb, const unsigned char *buf,
 			size_t len, size_t b, size_t a)
 {
