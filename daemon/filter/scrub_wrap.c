@@ -441,16 +441,17 @@ static int scan_scalar(const struct scrub_wrap *w, const unsigned char *buf, siz
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/* The encoding characters of 64 bytes: bit i for byte i.  Two table
- * lookups, one per nibble (each entry a set of groups: + - /, digits and =,
- * A-O a-o, P-Z p-z, _), a byte being one when its two sets meet.  A byte
- * from 0x80 has a high nibble of 8 or more, whose set is empty. */
+/* The encoding characters by two table lookups, one per nibble: each entry
+ * is a set of groups (bit 0: + - /, 1: digits and =, 2: A-O a-o, 3: P-Z
+ * p-z, 4: _), and a byte is one when its two sets meet.  A byte from 0x80
+ * has a high nibble of 8 or more, whose set is empty. */
+#define ENC_LO 10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 7, 4, 21
+#define ENC_HI 0, 0, 1, 2, 4, 24, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0
+
+/* The encoding characters of 64 bytes: bit i for byte i. */
 __attribute__((target("avx2"))) static inline uint64_t enc64(const unsigned char *p)
 {
-	const __m256i lo_t = _mm256_setr_epi8(10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 7, 4, 21, 10,
-					      14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 7, 4, 21);
-	const __m256i hi_t = _mm256_setr_epi8(0, 0, 1, 2, 4, 24, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4,
-					      24, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i lo_t = _mm256_setr_epi8(ENC_LO, ENC_LO), hi_t = _mm256_setr_epi8(ENC_HI, ENC_HI);
 	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
 	uint64_t m = 0;
 	for (int i = 0; i < 2; i++) {
@@ -490,12 +491,11 @@ static inline int quiet(const struct scrub_wrap *w, const struct scrub_bloom *fp
 	return !pass;
 }
 
-/* The 16 bytes before raw b are encoding characters (the rule, with one
- * compare).  The caller keeps b >= 16. */
+/* Whether the 16 bytes at p are encoding characters (the rule, with one
+ * compare). */
 __attribute__((target("avx2"))) static inline int enc16(const unsigned char *p)
 {
-	const __m128i lo_t = _mm_setr_epi8(10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 7, 4, 21);
-	const __m128i hi_t = _mm_setr_epi8(0, 0, 1, 2, 4, 24, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m128i lo_t = _mm_setr_epi8(ENC_LO), hi_t = _mm_setr_epi8(ENC_HI);
 	const __m128i nib = _mm_set1_epi8(0x0f);
 	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i e = _mm_and_si128(_mm_shuffle_epi8(lo_t, _mm_and_si128(x, nib)),
