@@ -491,18 +491,6 @@ static inline int quiet(const struct scrub_wrap *w, const struct scrub_bloom *fp
 	return !pass;
 }
 
-/* Whether the 16 bytes at p are encoding characters (the rule, with one
- * compare). */
-__attribute__((target("avx2"))) static inline int enc16(const unsigned char *p)
-{
-	const __m128i lo_t = _mm_setr_epi8(ENC_LO), hi_t = _mm_setr_epi8(ENC_HI);
-	const __m128i nib = _mm_set1_epi8(0x0f);
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i e = _mm_and_si128(_mm_shuffle_epi8(lo_t, _mm_and_si128(x, nib)),
-				  _mm_shuffle_epi8(hi_t, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
-	return _mm_movemask_epi8(_mm_cmpeq_epi8(e, _mm_setzero_si128())) == 0;
-}
-
 /* Which bytes of a block of 64 end a run of 1, 2, 4, 8 and 16 encoding
  * characters.  The next block uses only the top bits, which depend on this
  * block alone. */
@@ -553,8 +541,9 @@ static int test_batch(const struct scrub_wrap *w, const struct scrub_bloom *fpb,
 
 /* scrub_wrap_scan with AVX2: 64 bytes a step.  A block with a newline gets
  * its runs of encoding characters (and the block before it its own); a
- * newline one or two bytes (a '\r') after 16 of them is checked with enc16
- * and wrap_end, and the wraps go to a batch. */
+ * newline right after 16 of them (plain), or after 16 and a '\r' (cr), is
+ * checked with wrap_end, and the wraps go to a batch.  The runs are exact,
+ * so that no other check of the 16 is needed. */
 __attribute__((target("avx2"))) static int scan_avx2(const struct scrub_wrap *w, const unsigned char *buf,
 						     size_t len, scrub_wrap_hit_fn hit, void *arg)
 {
@@ -571,20 +560,21 @@ __attribute__((target("avx2"))) static int scan_avx2(const struct scrub_wrap *w,
 		    _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(buf + p)), nl);
 		__m256i y =
 		    _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(buf + p + 32)), nl);
-		uint64_t n, m;
+		uint64_t n, m, plain, cr;
 		if (_mm256_testz_si256(_mm256_or_si256(x, y), _mm256_or_si256(x, y)))
 			continue;
 		n = (uint32_t)_mm256_movemask_epi8(x) | (uint64_t)(uint32_t)_mm256_movemask_epi8(y) << 32;
 		if (have != p)
 			prev = runs_of(buf + p - 64, &none); /* have starts at 0: here p >= 64 */
 		cur = runs_of(buf + p, &prev);
-		m = n & (cur.e16 << 1 | prev.e16 >> 63 | cur.e16 << 2 | prev.e16 >> 62);
+		plain = n & (cur.e16 << 1 | prev.e16 >> 63); /* 16 end just before */
+		cr = n & (cur.e16 << 2 | prev.e16 >> 62);    /* ... or one before */
 		prev = cur;
 		have = p + 64;
-		for (; m; m &= m - 1) {
-			size_t at = p + (size_t)__builtin_ctzll(m), b = at - (buf[at - 1] == '\r'), a;
-			if (b < SCRUB_WRAP_LINE || !enc16(buf + b - SCRUB_WRAP_LINE) ||
-			    (a = wrap_end(buf, len, b)) == NOPOS)
+		for (m = plain | cr; m; m &= m - 1) {
+			unsigned k = (unsigned)__builtin_ctzll(m);
+			size_t at = p + k, b = at - (buf[at - 1] == '\r'), a;
+			if (!((b == at ? plain : cr) >> k & 1) || (a = wrap_end(buf, len, b)) == NOPOS)
 				continue;
 			q.b[q.n] = b;
 			q.a[q.n] = a;
