@@ -142,60 +142,38 @@ static int view_add_beneath(struct view *v, int wsfd, const char *rel, unsigned 
 	return 0;
 }
 
-/* mkdir -p of `path` below `root` (both absolute). */
-static int mkdir_under(const char *root, const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof(buf), "%s%s", root, path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = buf + strlen(root) + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-static int touch_under(const char *root, const char *path)
-{
-	char buf[PATH_MAX];
-	char *slash;
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	slash = strrchr(buf, '/');
-	if (slash && slash != buf) {
-		*slash = '\0';
-		if (mkdir_under(root, buf, 0755) < 0)
-			return -1;
-	}
-	if (snprintf(buf, sizeof(buf), "%s%s", root, path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	/* O_RDONLY: an existing mount point needs no write permission (seen
-	 * through an idmapped workspace, root may have none). */
-	int fd = open(buf, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
-}
-
 static int join(char *buf, size_t len, const char *a, const char *b)
 {
 	if (snprintf(buf, len, "%s%s", a, b) >= (int)len) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	return 0;
+}
+
+/* mkdir -p of `path` below `root` (both absolute), its last component a
+ * directory or (`file`) an empty file of `mode`. */
+static int make_under(const char *root, const char *path, mode_t mode, bool file)
+{
+	char buf[PATH_MAX];
+	int fd;
+	if (join(buf, sizeof(buf), root, path) < 0)
+		return -1;
+	for (char *p = buf + strlen(root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (!file)
+		return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+	/* O_RDONLY: an existing mount point needs no write permission (seen
+	 * through an idmapped workspace, root may have none). */
+	if ((fd = open(buf, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)) < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
@@ -270,7 +248,7 @@ static int view_collect(struct view *v, const struct sandbox_spec *s)
 static int mount_tmpfs(const char *root, const char *path, unsigned long flags, const char *opts)
 {
 	char dst[PATH_MAX];
-	if (join(dst, sizeof(dst), root, path) < 0 || mkdir_under(root, path, 0755) < 0)
+	if (join(dst, sizeof(dst), root, path) < 0 || make_under(root, path, 0755, false) < 0)
 		return errmsg_op_failed("mkdir", path);
 	if (mount("tmpfs", dst, "tmpfs", flags, opts) < 0)
 		return errmsg_op_failed("mount(tmpfs)", dst);
@@ -281,7 +259,7 @@ static int bind_dev(const char *root, const char *name)
 {
 	char src[64], dst[PATH_MAX];
 	snprintf(src, sizeof(src), "/dev/%s", name);
-	if (join(dst, sizeof(dst), root, src) < 0 || touch_under(root, src) < 0)
+	if (join(dst, sizeof(dst), root, src) < 0 || make_under(root, src, 0644, true) < 0)
 		return errmsg_op_failed("open(O_CREAT)", src);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return errmsg_op_failed("mount(bind)", src);
@@ -322,7 +300,7 @@ static int build_dev(const char *root)
 static int build_proc(const char *root)
 {
 	char dst[PATH_MAX], sys[PATH_MAX], knob[PATH_MAX];
-	if (join(dst, sizeof(dst), root, "/proc") < 0 || mkdir_under(root, "/proc", 0555) < 0)
+	if (join(dst, sizeof(dst), root, "/proc") < 0 || make_under(root, "/proc", 0555, false) < 0)
 		return errmsg_op_failed("mkdir", "/proc");
 	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return errmsg_op_failed("mount(proc)", dst);
@@ -431,7 +409,7 @@ int mount_build(const struct sandbox_spec *s)
 			}
 			continue;
 		}
-		if ((t->is_file ? touch_under(root, t->target) : mkdir_under(root, t->target, 0755)) < 0) {
+		if (make_under(root, t->target, t->is_file ? 0644 : 0755, t->is_file) < 0) {
 			errmsg_op_failed(t->is_file ? "open(O_CREAT)" : "mkdir", t->target);
 			goto out;
 		}
@@ -448,7 +426,7 @@ int mount_build(const struct sandbox_spec *s)
 	}
 	if (build_dev(root) < 0 || build_proc(root) < 0)
 		goto out;
-	if (mkdir_under(root, SANDBOX_HOME, 0755) < 0) {
+	if (make_under(root, SANDBOX_HOME, 0755, false) < 0) {
 		errmsg_op_failed("mkdir", SANDBOX_HOME);
 		goto out;
 	}
