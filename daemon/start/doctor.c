@@ -1052,7 +1052,7 @@ int doctor_main(const char *config_path)
 		if (have_profiles && keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 			fail(&d, "%s", err);
 		else if (have_profiles)
-			pass(&d, "no profile's read_paths, write_paths or exec_paths lies inside a workspace");
+			pass(&d, "no profile's read_paths, write_paths or exec_paths lies inside or above a workspace");
 		check_state_dir(&d, &cfg);
 		check_tls(&d, &cfg);
 		size_t keys = 0;

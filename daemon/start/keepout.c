@@ -78,10 +78,24 @@ static bool under(const char *path, const char *real, const char *dir, const cha
  * places `path` (resolved: `real`) in the next sandbox: any workspace (a
  * read-only profile's too: another profile writes it), and inside any
  * profile's write_paths entry (that entry itself is a mount's root, which
- * the run cannot replace).  0, or -1 with the sentence in err. */
+ * the run cannot replace).  Nor above a workspace: root mounts the entry
+ * after the workspace, so it would hide the workspace's own mount (the
+ * owner's file ids, .git read-only, noexec but workspace_exec; an
+ * exec_paths entry above a workspace another profile writes would run what
+ * a run wrote there).  0, or -1 with the sentence in err. */
 static int placed_safely(const struct config *c, const struct profile_set *ps, const char *who, const char *path,
                          const char *real, char *err, size_t errlen)
 {
+	for (size_t i = 0; i < c->n_workspaces; i++)
+		if (under(c->workspaces[i], NULL, path, real, false)) {
+			errmsg_set(err, errlen,
+			           "%s holds the workspace %s, and its mount would hide the workspace's own in "
+			           "the profile's runs (the owner's file ids, .git read-only, noexec but "
+			           "workspace_exec); name the paths beside the workspace that runs need, not a "
+			           "directory above it",
+			           who, c->workspaces[i]);
+			return -1;
+		}
 	for (size_t i = 0; i < c->n_workspaces; i++)
 		if (under(path, real, c->workspaces[i], NULL, true)) {
 			errmsg_set(err, errlen,

@@ -95,6 +95,14 @@ profile_case "exec_paths through a symlink into the workspace" exec_paths "$T/ou
 profile_case "read_paths that is the workspace" read_paths "$WS" "read_paths entry $WS lies inside"
 timeout 20 "$SHARNESSD" --config "$T/pcase.json" >"$T/pcase.out" 2>&1
 check_match "a real start refuses too (exit $?)" "$(cat "$T/pcase.out")" "profile inws: read_paths entry $WS lies inside"
+# Above a workspace: mounted after it, the entry would hide the workspace's
+# own mount (idmap, .git read-only, noexec) in the profile's runs.
+profile_case "read_paths holding the workspace" read_paths "$T" \
+	"profile inws: read_paths entry $T holds the workspace $WS, and its mount would hide the workspace's own"
+profile_case "write_paths holding the workspace" write_paths "$T" "profile inws: write_paths entry $T holds the workspace $WS"
+ln -s "$T" "$T/outside/up"
+profile_case "exec_paths holding the workspace through a symlink" exec_paths "$T/outside/up" \
+	"profile inws: exec_paths entry $T/outside/up holds the workspace $WS"
 profile_case "a profile path that cannot be resolved (a component is a file)" read_paths "$T/secrets.txt/sub" \
 	"profile inws: read_paths entry $T/secrets.txt/sub cannot be resolved \(Not a directory\)"
 # Inside another profile's write_paths: its runs could replace the entry by
