@@ -1,11 +1,18 @@
 /*
  * ticket.c - the TLS session ticket store (see ticket.h for the rules).
  *
- * Trust: the directory and the file are trusted only after fstat() of the
- * very descriptor that is read shows they are ours and closed to everyone
- * else; their names come from our own environment.  What a ticket file
- * holds is then as trustworthy as our own key file, but it is still parsed
- * with a size cap and checked for its protocol and its age.
+ * Trust: the directory and the file are used only after fstat() of the
+ * very descriptor shows they are ours and closed to everyone else; their
+ * names come from our own environment.  That is not enough on its own: in
+ * a workspace a sandboxed run writes through an idmapped mount, so a file
+ * it makes there is ours on disk, mode 0600 (review s36), and the ticket
+ * directory may lie in one ($HOME/.cache when a workspace holds $HOME).
+ * So a ticket is sealed (AES-256-GCM) with a key derived from our private
+ * key file's bytes, and its name is the additional data: whoever cannot
+ * read the key can neither read a ticket (a bearer credential) nor plant
+ * one (a session with a server of theirs, which resuming would trust), nor
+ * move another identity's ticket here.  What opens is still parsed with a
+ * size cap and checked for its protocol and its age.
  */
 #include "ticket.h"
 
@@ -20,13 +27,20 @@
 #include <unistd.h>
 
 #include <openssl/asn1.h>
-#include <openssl/opensslv.h>
 #include <openssl/evp.h>
+#include <openssl/opensslv.h>
+#include <openssl/rand.h>
 
 #include "tls.h"
 
 /* Bumped when what a file holds or how it is named changes. */
-#define TICKET_TAG "sharness-client ticket v1"
+#define TICKET_TAG "sharness-client ticket v2"
+/* The sealing key: SHA-256 of this and the private key file's bytes. */
+#define TICKET_KEY_TAG "sharness-client ticket key v2"
+/* A sealed ticket: nonce, the session's DER encrypted, GCM tag. */
+#define NONCE 12
+#define GCM_TAG 16
+#define SEALED(n) (NONCE + (n) + GCM_TAG)
 /* The CA, certificate and key files are hashed in whole, up to this size:
  * a larger one means no ticket. */
 #define TICKET_HASHED_FILE_MAX (1u << 20)
@@ -92,7 +106,8 @@ int ticket_dir(bool create, char *path, size_t pathlen)
 	return fd;
 }
 
-static int hash_file(EVP_MD_CTX *md, const char *path)
+/* Feeds the file's bytes to md, and to also (when not NULL). */
+static int hash_file(EVP_MD_CTX *md, EVP_MD_CTX *also, const char *path)
 {
 	char buf[8192];
 	size_t total = 0;
@@ -110,42 +125,71 @@ static int hash_file(EVP_MD_CTX *md, const char *path)
 			break;
 		}
 		total += (size_t)r;
-		if (total > TICKET_HASHED_FILE_MAX || EVP_DigestUpdate(md, buf, (size_t)r) != 1)
+		if (total > TICKET_HASHED_FILE_MAX || EVP_DigestUpdate(md, buf, (size_t)r) != 1 ||
+		    (also && EVP_DigestUpdate(also, buf, (size_t)r) != 1))
 			break;
 	}
 	close(fd);
+	explicit_bzero(buf, sizeof buf); /* the private key's bytes, once */
 	return rc;
 }
 
 /* The file name: SHA-256 (hex) of the tag, the URL's parts and the bytes
  * of the CA, certificate and key files.  Another server, CA, certificate
  * or key is another file, so a ticket is only ever offered where it was
- * earned, and only while the files it was earned with are unchanged (a
- * digest of the key says nothing of it; the name is in a directory only
- * we can read anyway). */
-static int ticket_name(const struct conf *c, char out[65])
+ * earned, and only while the files it was earned with are unchanged.  And
+ * the sealing key (above), from the same read of the key file. */
+static int ticket_name(const struct conf *c, char out[65], unsigned char key[32])
 {
 	unsigned char dig[EVP_MAX_MD_SIZE];
-	unsigned dlen = 0;
+	unsigned dlen = 0, klen = 0;
 	int rc = -1;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (!md)
-		return -1;
-	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 ||
+	EVP_MD_CTX *md = EVP_MD_CTX_new(), *kd = EVP_MD_CTX_new();
+	if (!md || !kd)
+		goto out;
+	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 || EVP_DigestInit_ex(kd, EVP_sha256(), NULL) != 1 ||
 	    EVP_DigestUpdate(md, TICKET_TAG, sizeof TICKET_TAG) != 1 ||
+	    EVP_DigestUpdate(kd, TICKET_KEY_TAG, sizeof TICKET_KEY_TAG) != 1 ||
 	    EVP_DigestUpdate(md, c->host, strlen(c->host) + 1) != 1 ||
 	    EVP_DigestUpdate(md, c->port, strlen(c->port) + 1) != 1 ||
-	    EVP_DigestUpdate(md, c->base, strlen(c->base) + 1) != 1 || hash_file(md, c->ca) < 0 ||
-	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, c->cert) < 0 ||
-	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, c->key) < 0 ||
-	    EVP_DigestFinal_ex(md, dig, &dlen) != 1 || dlen != 32)
+	    EVP_DigestUpdate(md, c->base, strlen(c->base) + 1) != 1 || hash_file(md, NULL, c->ca) < 0 ||
+	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, NULL, c->cert) < 0 ||
+	    EVP_DigestUpdate(md, "", 1) != 1 || hash_file(md, kd, c->key) < 0 ||
+	    EVP_DigestFinal_ex(md, dig, &dlen) != 1 || dlen != 32 || EVP_DigestFinal_ex(kd, key, &klen) != 1 ||
+	    klen != 32)
 		goto out;
 	for (unsigned i = 0; i < 32; i++)
 		snprintf(out + 2 * i, 3, "%02x", dig[i]);
 	rc = 0;
 out:
 	EVP_MD_CTX_free(md);
+	EVP_MD_CTX_free(kd); /* clears its state */
+	if (rc < 0)
+		explicit_bzero(key, 32);
 	return rc;
+}
+
+/* AES-256-GCM of in[0, n) under key, the file's name as additional data:
+ * sealed into out (SEALED(n) bytes: nonce, ciphertext, tag), or opened
+ * (in: SEALED(n) bytes; out: n).  Whether it worked; opening fails when
+ * the tag does not hold. */
+static bool gcm(bool seal, const unsigned char key[32], const char name[65], const unsigned char *in, int n,
+                unsigned char *out)
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	unsigned char tag[GCM_TAG];
+	int got = 0, fin = 0;
+	if (!seal)
+		memcpy(tag, in + NONCE + n, GCM_TAG);
+	bool ok = x && (!seal || RAND_bytes(out, NONCE) == 1) &&
+	          EVP_CipherInit_ex(x, EVP_aes_256_gcm(), NULL, key, seal ? out : in, seal) == 1 &&
+	          EVP_CipherUpdate(x, NULL, &got, (const unsigned char *)name, 64) == 1 &&
+	          EVP_CipherUpdate(x, seal ? out + NONCE : out, &got, seal ? in : in + NONCE, n) == 1 &&
+	          (seal || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, GCM_TAG, tag) == 1) &&
+	          EVP_CipherFinal_ex(x, (seal ? out + NONCE : out) + got, &fin) == 1 && got + fin == n &&
+	          (!seal || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, GCM_TAG, out + NONCE + n) == 1);
+	EVP_CIPHER_CTX_free(x);
+	return ok;
 }
 
 /* Only TLS 1.3 sessions are kept and used: their resumption still runs
@@ -209,7 +253,7 @@ static long without_peer(const unsigned char *der, long len, unsigned char *out)
 SSL_SESSION *ticket_load(const struct conf *c)
 {
 	char name[65];
-	unsigned char buf[TICKET_MAX];
+	unsigned char key[32], buf[TICKET_MAX], der[TICKET_MAX];
 	SSL_SESSION *s = NULL;
 	struct stat st;
 	ssize_t got = 0;
@@ -220,34 +264,37 @@ SSL_SESSION *ticket_load(const struct conf *c)
 	int dfd = ticket_dir(false, dir, sizeof dir);
 	if (dfd < 0)
 		return NULL;
-	int fd =
-	    ticket_name(c, name) < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = ticket_name(c, name, key) < 0 ? -1
+	                                       : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	close(dfd);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && closed_to_others(&st) && st.st_size > 0 &&
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && closed_to_others(&st) && st.st_size > SEALED(0) &&
 	    st.st_size <= TICKET_MAX) {
 		do
 			got = read(fd, buf, (size_t)st.st_size);
 		while (got < 0 && errno == EINTR);
 	}
 	close(fd);
-	if (got > 0 && got == st.st_size) {
-		const unsigned char *p = buf;
-		s = d2i_SSL_SESSION(NULL, &p, (long)got);
-		if (s && (p != buf + got || !usable(s))) {
+	if (got > 0 && got == st.st_size && gcm(false, key, name, buf, (int)(got - SEALED(0)), der)) {
+		const unsigned char *p = der;
+		long n = (long)(got - SEALED(0));
+		s = d2i_SSL_SESSION(NULL, &p, n);
+		if (s && (p != der + n || !usable(s))) {
 			SSL_SESSION_free(s);
 			s = NULL;
 		}
 	}
-	explicit_bzero(buf, sizeof buf); /* the resumption secret */
+	/* the resumption secret and its key */
+	explicit_bzero(der, sizeof der);
+	explicit_bzero(key, sizeof key);
 	return s;
 }
 
 void ticket_save(const struct conf *c, SSL_SESSION *s)
 {
 	char name[65], tmp[96];
-	unsigned char *der = NULL, lean[TICKET_MAX];
+	unsigned char key[32], *der = NULL, lean[TICKET_MAX], sealed[TICKET_MAX];
 	long len = -1;
 	tls_lib_init();
 	if (!s || !usable(s))
@@ -256,7 +303,7 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	int dfd = ticket_dir(true, dir, sizeof dir);
 	if (dfd < 0)
 		return;
-	if (ticket_name(c, name) < 0) {
+	if (ticket_name(c, name, key) < 0) {
 		close(dfd);
 		return;
 	}
@@ -267,7 +314,8 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	/* What is stored must read back as a usable session. */
 	const unsigned char *p = lean;
 	SSL_SESSION *back = len > 0 ? d2i_SSL_SESSION(NULL, &p, len) : NULL;
-	bool ok = back && p == lean + len && usable(back) && !SSL_SESSION_get0_peer(back);
+	bool ok = back && p == lean + len && usable(back) && !SSL_SESSION_get0_peer(back) &&
+	          SEALED(len) <= TICKET_MAX && gcm(true, key, name, lean, (int)len, sealed);
 	SSL_SESSION_free(back);
 	if (!ok)
 		goto out;
@@ -277,11 +325,11 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 	if (fd >= 0) {
 		ssize_t w;
 		do
-			w = write(fd, lean, (size_t)len);
+			w = write(fd, sealed, (size_t)SEALED(len));
 		while (w < 0 && errno == EINTR);
 		/* The mode is 0600 whatever the umask; rename() replaces a file
 		 * that was too open or not ours, in a directory that is ours. */
-		ok = w == len && fchmod(fd, 0600) == 0;
+		ok = w == SEALED(len) && fchmod(fd, 0600) == 0;
 		if (close(fd) < 0)
 			ok = false;
 		if (!ok || renameat(dfd, tmp, dfd, name) < 0)
@@ -290,4 +338,5 @@ void ticket_save(const struct conf *c, SSL_SESSION *s)
 out:
 	close(dfd);
 	explicit_bzero(lean, sizeof lean);
+	explicit_bzero(key, sizeof key);
 }

@@ -23,12 +23,16 @@
  *   file   one per (URL, CA, certificate, key), named by the SHA-256 of
  *          the URL and the three files' bytes, so a ticket never resumes
  *          another identity or another server, nor outlives a change of
- *          any of the files; read only when it is a regular file (not a
- *          symlink) owned by the effective uid, mode 0600 or stricter, and
- *          at most TICKET_MAX bytes that parse as a TLS 1.3 session;
- *          written 0600 under a temporary name, then renamed over.
+ *          any of the files; sealed with AES-256-GCM under a key derived
+ *          from the private key file's bytes, its name the additional data
+ *          (a run's file in a workspace is ours on disk, mode 0600: only
+ *          the seal keeps it from reading or planting a ticket there); read
+ *          only when it is a regular file (not a symlink) owned by the
+ *          effective uid, mode 0600 or stricter, at most TICKET_MAX bytes
+ *          whose seal holds and that open to a TLS 1.3 session; written
+ *          0600 under a temporary name, then renamed over.
  *
- * Anything else (missing, foreign, too open, corrupt, expired) is ignored
+ * Anything else (missing, foreign, too open, corrupt, unsealed, expired) is ignored
  * without a word: the client then does a full handshake, as without a
  * ticket, and leaves a fresh ticket behind.  Nothing here is needed for a
  * command to run; every failure is silent and costs only speed.

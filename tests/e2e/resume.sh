@@ -2,9 +2,10 @@
 # resume.sh - TLS session resumption for the client started fresh per
 # command (issue 16.1, SPEC §15.5; client/ticket.h, daemon/front/tls.h):
 # a second client resumes and the daemon still knows (and checks) its
-# certificate; the ticket is 0600 in a 0700 directory of ours, and a ticket
-# file that is too open, foreign, corrupt or a symlink, or a directory that
-# is too open, is never used; a ticket is per certificate; an expired
+# certificate; the ticket is 0600 in a 0700 directory of ours and sealed
+# with a key from the private key's bytes, and a ticket file that is too
+# open, foreign, corrupt, planted, changed, another identity's or a
+# symlink, or a directory that is too open, is never used; a ticket is per certificate; an expired
 # certificate cannot resume; a daemon restart voids every ticket and the
 # client then does a full handshake.
 . "$(dirname "$0")/lib.sh"
@@ -25,13 +26,33 @@ check_eq "the ticket directory is 0700 and ours" "$(stat -c '%a %u' "$TK")" "700
 F=$TK/$(ticket)
 check_match "one ticket file, named by a SHA-256" "$(ticket)" '^[0-9a-f]{64}$'
 check_eq "the ticket file is 0600 and ours" "$(stat -c '%a %u %F' "$F")" "600 $(id -u) regular file"
-check "the ticket holds no certificate (stored without the daemon's)" \
-	bash -c "! openssl sess_id -inform DER -in '$F' -noout -cert 2>/dev/null | grep -q 'BEGIN CERTIFICATE'"
+check "the ticket is sealed: no TLS session in the clear" \
+	bash -c "! openssl sess_id -inform DER -in '$F' -noout 2>/dev/null"
 client_run run -- echo second
 check_eq "second client: the run works" "$RC/$OUT" $'0/second\n'
 check_eq "second client: resumed, and the daemon still knows the certificate" "$(last_audit)" "200 true app"
 client_run profiles
 check_eq "another command resumes too" "$RC $(last_audit)" "0 200 true app"
+
+# --- a ticket is sealed with a key from the private key's bytes (review s36) -------
+# In a workspace a run's files are the person's on disk, mode 0600 as ours:
+# a session it got from a server of its own, planted as the ticket, would be
+# resumed with no certificate checked.  Here the session is the daemon's own,
+# so a client that took it would resume.
+req=$'GET /v0/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+printf '%s' "$req" | openssl s_client -connect "127.0.0.1:$PORT" -CAfile "$T/certs/ca.pem" \
+	-cert "$T/certs/app.pem" -key "$T/certs/app.key" -sess_out "$T/planted.pem" -quiet >/dev/null 2>&1
+openssl sess_id -in "$T/planted.pem" -outform DER -out "$T/planted.der" 2>/dev/null
+cp "$F" "$T/sealed"
+cp "$T/planted.der" "$F"
+client_run run -- echo planted
+check_eq "a session planted as the ticket (DER, 0600, ours) is not resumed: the run works" "$RC/$OUT" $'0/planted\n'
+check_eq "... with a full handshake" "$(last_audit)" "200 false app"
+check "... and the ticket is sealed again" bash -c "! openssl sess_id -inform DER -in '$F' -noout 2>/dev/null"
+cp "$F" "$T/sealed"
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[40] ^= 1; open(sys.argv[1], "wb").write(b)' "$F"
+client_run run -- true
+check_eq "a sealed ticket with one bit changed is not used" "$(last_audit)" "200 false app"
 
 # --- a ticket is per certificate --------------------------------------------------
 client_run --cert "$T/certs/person.pem" --key "$T/certs/person.key" profiles
@@ -41,6 +62,11 @@ check_eq "... and gets its own" "$RC $(last_audit) $(ticket | wc -l)" "0 200 tru
 check_eq "two tickets now" "$(ls "$TK" | wc -l)" 2
 client_run run -- true
 check_eq "the first certificate still resumes its own" "$(last_audit)" "200 true app"
+G=$(ls "$TK" | grep -v "^${F##*/}\$" | head -1)
+cp "$F" "$T/app-ticket"
+cp "$TK/$G" "$F"
+client_run run -- true
+check_eq "the other certificate's ticket moved to this one's name is not used" "$RC $(last_audit)" "0 200 false app"
 
 # --- what is never trusted ----------------------------------------------------
 chmod 644 "$F"
@@ -88,7 +114,6 @@ check_match "... saying so" "$ERR" "does not match the certificate"
 check_eq "... and the ticket file is untouched" "$(sha256sum <"$F")" "$(sha256sum <"$T/kept")"
 
 # --- the ticket is the certificate: why it is 0600 ------------------------------------
-req=$'GET /v0/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 printf '%s' "$req" | openssl s_client -connect "127.0.0.1:$PORT" -CAfile "$T/certs/ca.pem" \
 	-cert "$T/certs/app.pem" -key "$T/certs/app.key" -sess_out "$T/sess.pem" -quiet >/dev/null 2>&1
 printf '%s' "$req" | openssl s_client -connect "127.0.0.1:$PORT" -CAfile "$T/certs/ca.pem" \
