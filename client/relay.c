@@ -134,14 +134,26 @@ static bool peer_is_us(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &len) == 0 && len == sizeof u && u.uid == geteuid();
 }
 
-/* Reads the relay's "+IDENTITY\n" and compares it with ours. */
+/* CLOCK_BOOTTIME: a spare's age counts the time the machine slept. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the relay's "+IDENTITY\n" and compares it with ours, within
+ * RELAY_READY_MS in all (a relay that sends a byte at a time gains no
+ * more). */
 static bool relay_ready(int fd, const char *id)
 {
 	char line[RELAY_ID_MAX + 2];
 	size_t got = 0;
+	long long until = now_ms() + RELAY_READY_MS;
 	while (got < sizeof line) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, RELAY_READY_MS) != 1)
+		long long left = until - now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) != 1)
 			return false;
 		ssize_t n = read(fd, line + got, sizeof line - got);
 		if (n <= 0)
@@ -269,14 +281,6 @@ static time_t now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec;
-}
-
-/* CLOCK_BOOTTIME: a spare's age counts the time the machine slept. */
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void set_nonblocking(int fd)
@@ -756,12 +760,63 @@ static bool still_bound(const char *path, const struct stat *bound)
 	return lstat(path, &st) == 0 && st.st_ino == bound->st_ino && st.st_dev == bound->st_dev;
 }
 
+/* Binds the listening socket *lfd at the relay path `sa`, 0600, in the
+ * ticket directory as opened and checked now, which must hold the lock
+ * file we hold (`lock`, `lockfd`): every change there goes through that
+ * descriptor, so a parent directory that others may write cannot swap the
+ * directory for theirs, or the socket for a symlink, under our feet (review
+ * s36, 3).  Returns the directory's descriptor, or -1 with errno. */
+static int listen_here(const struct sockaddr_un *sa, const char *lock, int lockfd, int *lfd, struct stat *bound)
+{
+	char dir[sizeof sa->sun_path];
+	struct stat held, there;
+	const char *name = strrchr(sa->sun_path, '/') + 1;
+	int dfd = ticket_dir(false, dir, sizeof dir), cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), e, rc = -1;
+	if (dfd < 0 || cwd < 0)
+		goto fail;
+	if (fstat(lockfd, &held) < 0 || fstatat(dfd, strrchr(lock, '/') + 1, &there, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    held.st_dev != there.st_dev || held.st_ino != there.st_ino) {
+		errno = ESTALE; /* the directory was replaced since the lock was taken */
+		goto fail;
+	}
+	(void)unlinkat(dfd, name, 0); /* a dead relay's; we hold the lock */
+	struct sockaddr_un here = {.sun_family = AF_UNIX};
+	snprintf(here.sun_path, sizeof here.sun_path, "%s", name);
+	/* bind(2) takes no directory descriptor: from inside it, relative, and
+	 * 0600 as it is made (no chmod, which would follow a symlink).  Still
+	 * one thread here, so the cwd and the umask are ours to change. */
+	mode_t mask = umask(0177);
+	*lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*lfd >= 0 && fchdir(dfd) == 0) {
+		rc = bind(*lfd, (struct sockaddr *)&here, sizeof here);
+		e = errno;
+		if (fchdir(cwd) < 0 && rc == 0)
+			e = errno, rc = -1;
+		errno = e;
+	}
+	e = errno;
+	umask(mask);
+	errno = e;
+	if (rc < 0 || fstatat(dfd, name, bound, AT_SYMLINK_NOFOLLOW) < 0 || listen(*lfd, 64) < 0)
+		goto fail;
+	close(cwd);
+	return dfd;
+fail:
+	e = errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (cwd >= 0)
+		close(cwd);
+	errno = e;
+	return -1;
+}
+
 int relay_main(const struct conf *c)
 {
 	struct sockaddr_un sa;
 	char lock[4200], again[RELAY_ID_MAX], err[600];
 	struct relay r = {.c = c, .wake = {-1, -1}, .last_client = now_s(), .spare_ms = RELAY_SPARE_MS};
-	int lockfd = -1, lfd = -1, rc = 1;
+	int lockfd = -1, lfd = -1, dfd = -1, rc = 1;
 	pthread_t keeper_tid;
 	bool keeping = false;
 	struct stat bound = {0};
@@ -846,10 +901,8 @@ int relay_main(const struct conf *c)
 		fprintf(stderr, "sharness-client relay: a certificate, key or CA file changed while it started\n");
 		goto out;
 	}
-	(void)unlink(sa.sun_path); /* a dead relay's; we hold the lock */
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || chmod(sa.sun_path, 0600) < 0 ||
-	    lstat(sa.sun_path, &bound) < 0 || listen(lfd, 64) < 0) {
+	dfd = listen_here(&sa, lock, lockfd, &lfd, &bound);
+	if (dfd < 0) {
 		fprintf(stderr, "sharness-client relay: cannot listen on %s: %s\n", sa.sun_path, strerror(errno));
 		goto out;
 	}
@@ -893,10 +946,12 @@ out:
 	if (lfd >= 0) {
 		/* New clients connect themselves from now on, and may start the
 		 * next relay while this one finishes its clients. */
-		if (still_bound(sa.sun_path, &bound))
-			(void)unlink(sa.sun_path);
+		if (dfd >= 0 && still_bound(sa.sun_path, &bound))
+			(void)unlinkat(dfd, strrchr(sa.sun_path, '/') + 1, 0);
 		close(lfd);
 	}
+	if (dfd >= 0)
+		close(dfd);
 	if (lockfd >= 0)
 		close(lockfd);
 	if (keeping) {
