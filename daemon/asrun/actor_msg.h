@@ -33,6 +33,7 @@ enum actor_denied {
 	ACTOR_DENIED_UNIX,       /* a connect to a unix socket that is not the run's */
 	ACTOR_DENIED_DAEMON,     /* the actor itself could not do its work (what says which step) */
 	ACTOR_DENIED_GIT_RUNS,   /* it would change a path the person's git runs (gitpaths.h) */
+	ACTOR_DENIED_AGENT,      /* it would change an AI agent's configuration (.claude, .mcp.json, ...) */
 };
 
 /* One call, with up to two descriptors (SCM_RIGHTS): the bases of a and b

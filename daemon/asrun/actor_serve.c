@@ -110,6 +110,12 @@ static int refuse_git_runs(const char *why)
 
 #define GIT_DIR_WHY "it would create or change a git directory (HEAD, objects, refs), which git reads by any name"
 
+/* An AI agent's configuration (actor_serve.h). */
+static int refuse_agent(int err)
+{
+	return refuse_as(ACTOR_DENIED_AGENT, err, "it would change an AI agent's configuration, which the agent runs on the host");
+}
+
 /* No setuid or setgid file, no chmod o+w (seccomp.c says why): the modes
  * are checked here since these calls all come here. */
 static int refuse_mode(mode_t mode, bool chmod_call)
@@ -153,12 +159,13 @@ static size_t ignorable(const unsigned char *p, size_t left)
 	           : 0;
 }
 
-/* Would git take an entry of this name for a repository (or its alias)? */
-bool actor_name_is_git(const char *name, size_t len)
+/* Is `name` (len bytes) `want` as a casefolding or HFS+ file system sees
+ * it: without the ignorable code points, in any case, and with any
+ * trailing dots and spaces (which NTFS drops)? */
+static bool name_is(const char *name, size_t len, const char *want)
 {
-	/* As such a file system sees it: without the ignorable code points. */
 	char plain[NAME_MAX + 1];
-	size_t n = 0;
+	size_t n = 0, w = strlen(want);
 	for (size_t i = 0; i < len && n < sizeof(plain);) {
 		size_t skip = ignorable((const unsigned char *)name + i, len - i);
 		if (skip)
@@ -170,13 +177,27 @@ bool actor_name_is_git(const char *name, size_t len)
 		name = plain;
 		len = n;
 	}
-	if (len >= 4 && strncasecmp(name, ".git", 4) == 0) {
-		for (size_t i = 4; i < len; i++)
-			if (name[i] != '.' && name[i] != ' ')
-				return false;
-		return true;
-	}
-	return len == 5 && strncasecmp(name, "git~1", 5) == 0;
+	if (len < w || strncasecmp(name, want, w) != 0)
+		return false;
+	for (size_t i = w; i < len; i++)
+		if (name[i] != '.' && name[i] != ' ')
+			return false;
+	return true;
+}
+
+/* Would git take an entry of this name for a repository (or its alias)? */
+bool actor_name_is_git(const char *name, size_t len)
+{
+	return name_is(name, len, ".git") || (len == 5 && strncasecmp(name, "git~1", 5) == 0);
+}
+
+bool actor_name_is_agent_config(const char *name, size_t len)
+{
+	static const char *const names[] = {".claude", ".cursor", ".gemini", ".codex", ".vscode", ".mcp.json"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (name_is(name, len, names[i]))
+			return true;
+	return false;
 }
 
 /* The length of the shortest guarded tree `path` lies in (without its
@@ -196,9 +217,9 @@ static size_t guarded_len(const char *path, const char *const *trees, size_t n_t
 
 /* Is `path` (absolute, as the kernel prints it) in a tree we guard - a
  * workspace or a write path of the profile, whatever lies above it - and
- * is one of its components below that tree a .git?  The private /tmp and
- * /dev/shm are not guarded (gone with the run). */
-bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
+ * is one of its components below that tree a name `is` takes?  The
+ * private /tmp and /dev/shm are not guarded (gone with the run). */
+static bool path_has(const char *path, const char *const *trees, size_t n_trees, bool (*is)(const char *, size_t))
 {
 	size_t skip = guarded_len(path, trees, n_trees);
 	if (skip == SIZE_MAX)
@@ -207,11 +228,21 @@ bool actor_path_in_git(const char *path, const char *const *trees, size_t n_tree
 		while (*p == '/')
 			p++;
 		size_t len = strcspn(p, "/");
-		if (len && actor_name_is_git(p, len))
+		if (len && is(p, len))
 			return true;
 		p += len;
 	}
 	return false;
+}
+
+bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
+{
+	return path_has(path, trees, n_trees, actor_name_is_git);
+}
+
+bool actor_path_in_agent_config(const char *path, const char *const *trees, size_t n_trees)
+{
+	return path_has(path, trees, n_trees, actor_name_is_agent_config);
 }
 
 /* Is there an entry `name` in the directory whose path is `dir` (len
@@ -299,6 +330,8 @@ static int path_git_check(const char *real)
 		return 0;
 	if (actor_path_in_git(real, guarded, n_guarded))
 		return refuse(EROFS);
+	if (actor_path_in_agent_config(real, guarded, n_guarded))
+		return refuse_agent(EROFS);
 	int in_git = in_git_dir(real);
 	if (in_git)
 		return in_git > 0 ? refuse_why(EROFS, GIT_DIR_WHY) : refuse_why(EACCES, UNSURE_WHY);
@@ -407,6 +440,8 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 		return rc;
 	if ((rc = entry_git_runs(real, (size_t)n, name, use == ENTRY_NEW)) < 0)
 		return rc;
+	if (actor_name_is_agent_config(name, strlen(name)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX)
+		return refuse_agent(creating ? EPERM : EROFS);
 	bool dotgit = actor_name_is_git(name, strlen(name));
 	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
 	                         strcmp(name, "refs") == 0 || strcmp(name, "commondir") == 0);

@@ -708,7 +708,8 @@ int notify_actor_answer(int listener, struct notify_run *run)
 	static const uint32_t kinds[] = {[ACTOR_DENIED_GIT] = PRIVSEP_DENIAL_GIT, [ACTOR_DENIED_MODE] = PRIVSEP_DENIAL_MODE,
 	                                 [ACTOR_DENIED_UNIX] = PRIVSEP_DENIAL_UNIX,
 	                                 [ACTOR_DENIED_DAEMON] = PRIVSEP_DENIAL_DAEMON,
-	                                 [ACTOR_DENIED_GIT_RUNS] = PRIVSEP_DENIAL_GIT_RUNS};
+	                                 [ACTOR_DENIED_GIT_RUNS] = PRIVSEP_DENIAL_GIT_RUNS,
+	                                 [ACTOR_DENIED_AGENT] = PRIVSEP_DENIAL_AGENT};
 	if (r.denied > 0 && (size_t)r.denied < sizeof(kinds) / sizeof(kinds[0]))
 		note(run, kinds[r.denied], "%s", r.what);
 	struct seccomp_notif_resp resp;

@@ -211,6 +211,7 @@ static void log_refusal(const char *run_id, const struct notify_run *nr)
 	    [PRIVSEP_DENIAL_GIT] = "a write that would create or change a .git",
 	    [PRIVSEP_DENIAL_MODE] = "a setuid, setgid or world-writable mode",
 	    [PRIVSEP_DENIAL_GIT_RUNS] = "a write to a path the person's git runs",
+	    [PRIVSEP_DENIAL_AGENT] = "a write to an AI agent's configuration",
 	};
 	uint32_t k = nr->denied_kind;
 	if (k == PRIVSEP_DENIAL_DAEMON) {

@@ -109,6 +109,7 @@ enum privsep_denial_kind {
 	PRIVSEP_DENIAL_MODE,     /* a setuid, setgid or world-writable mode */
 	PRIVSEP_DENIAL_DAEMON,   /* the daemon could not make the call (no actor, an undumpable caller) */
 	PRIVSEP_DENIAL_GIT_RUNS, /* a write to a path the person's git runs or reads as config */
+	PRIVSEP_DENIAL_AGENT,    /* a write to an AI agent's configuration in a workspace */
 };
 #define PRIVSEP_DENIALS_MAX 4
 struct privsep_denial {

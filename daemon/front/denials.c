@@ -115,6 +115,13 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 			    "(restart sharnessd after making it), or serve the main checkout",
 			    "refused %s", detail);
 			break;
+		case PRIVSEP_DENIAL_AGENT:
+			add(d, "agent-config",
+			    "runs may not change an AI agent's own configuration (.claude, .mcp.json, .cursor, .gemini, "
+			    ".codex, .vscode): the agent would run the hooks, MCP servers and commands it names on the "
+			    "host, outside the sandbox; change it outside the sandbox",
+			    "refused %s", detail);
+			break;
 		case PRIVSEP_DENIAL_MODE:
 			add(d, "mode", "use a mode without setuid, setgid or write for others (e.g. 755, 644)",
 			    "refused %s", detail);

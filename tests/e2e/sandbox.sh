@@ -473,6 +473,37 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 	 cd /tmp && git init -q r && git -C r -c user.name=t -c user.email=t@t commit -q --allow-empty -m m && git -C r log --oneline | wc -l' \
 	'^files-ok
 1$' probew
+# --- no AI agent's configuration made or changed in the workspace (review s36) --
+# Claude Code, Cursor, Gemini CLI and Codex read project settings that carry
+# hooks, MCP servers and environment: the agent runs them on the host, so one
+# run could switch the sharness hook off or plant a host command.
+mkdir -p "$WS/cfg/.vscode"
+printf '{"version":"2.0.0","tasks":[]}\n' >"$WS/cfg/.vscode/tasks.json"
+chown -R 12345:12345 "$WS/cfg"
+agent_sum=$(cd "$WS/cfg" && sha256sum .vscode/tasks.json)
+verdict "agent config: .claude/settings.local.json cannot be made" \
+	'mkdir .claude 2>&1; mkdir -p sub && echo "{\"disableAllHooks\":true}" > sub/.claude 2>&1' \
+	"$git_denied.*$git_denied" probew
+verdict "agent config: nor .mcp.json, .cursor, .gemini or .codex, in any case" \
+	'{ echo "{}" > .mcp.json; for n in .Cursor .GEMINI .codex; do mkdir "cfg/$n" || true; done; } 2>&1 | grep -cE "Operation not permitted|Read-only file system"' \
+	'^4$' probew
+verdict "agent config: nor made by a rename" 'mkdir -p evil && echo "{}" > evil/settings.json && mv evil .claude 2>&1; rm -rf evil' \
+	"$git_denied" probew
+verdict "agent config: the person's .vscode/tasks.json cannot be written, removed or moved" \
+	'echo x >> cfg/.vscode/tasks.json 2>&1; rm -f cfg/.vscode/tasks.json 2>&1; mv cfg/.vscode cfg/vs 2>&1' \
+	"$git_denied.*$git_denied.*$git_denied" probew
+attack "agent config: the denial names the lock" 'echo "{}" > .mcp.json' probew &&
+	check_match "agent config: the denial names the lock" \
+		"$(jf '.denials[] | "\(.lock): \(.detail) | \(.hint)"')" \
+		"^agent-config: refused open .mcp.json: it would change an AI agent.s configuration.* \| runs may not change an AI agent.s own configuration"
+check_eq "agent config: nothing was made or changed on the host" \
+	"$(cd "$WS" && find . -iname '.claude' -o -iname '.mcp.json' -o -iname '.cursor' -o -iname '.gemini' -o -iname '.codex' | sort) $(cd "$WS/cfg" && sha256sum .vscode/tasks.json)" \
+	" $agent_sum"
+verdict "agent config: a project's other dot files still work" \
+	'echo x > .editorconfig && mkdir -p .github && echo y > .github/ci.yml && cat .editorconfig .github/ci.yml && rm -r .editorconfig .github' \
+	'^x
+y$' probew
+
 # git reads a repository by any name, not only .git: the .bare that a
 # gitfile or a .git symlink names (the bare repository and worktrees
 # layout), a separate git dir, Android repo's projects/x.git.  A directory

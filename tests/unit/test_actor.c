@@ -60,9 +60,31 @@ TEST(guarded_paths)
 	CHECK(!actor_path_in_git("/home/p/wsx/.git/config", trees, 2));
 }
 
+/* The AI agents' project configuration (review s36): compared as .git is. */
+TEST(agent_config)
+{
+	const char *const trees[] = {"/home/p/ws"};
+	static const char *const yes[] = {".claude", ".CLAUDE", ".mcp.json", ".Mcp.Json", ".cursor", ".gemini",
+	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude"};
+	static const char *const no[] = {"claude", ".claudex", ".mcp.json5", "mcp.json", ".cursorrules", ".github",
+	                                 ".git", "CLAUDE.md", ".vscodeignore", ""};
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		CHECK(actor_name_is_agent_config(yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		CHECK(!actor_name_is_agent_config(no[i], strlen(no[i])));
+	CHECK(actor_path_in_agent_config("/home/p/ws/.claude/settings.local.json", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/sub/.vscode/tasks.json", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/.mcp.json", trees, 1));
+	CHECK(!actor_path_in_agent_config("/home/p/ws/src/claude.c", trees, 1));
+	/* the run's /tmp, and the person's home above the workspace, are not judged */
+	CHECK(!actor_path_in_agent_config("/tmp/x/.claude/settings.json", trees, 1));
+	CHECK(!actor_path_in_agent_config("/home/p/.claude/settings.json", trees, 1));
+}
+
 int main(void)
 {
 	RUN(git_names);
 	RUN(guarded_paths);
+	RUN(agent_config);
 	return harness_done();
 }
