@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -122,4 +123,22 @@ int fd_write_all(int fd, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+void buf_utf8_clean(char *s, size_t n)
+{
+	unsigned char *p = (unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i], more = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 4;
+		size_t k = 1;
+		while (more < 4 && k <= more && i + k < n && (p[i + k] & 0xc0) == 0x80)
+			k++;
+		/* the second byte's range where the first limits it */
+		bool bad = more == 4 || k <= more || (c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] >= 0xa0) ||
+			   (c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90);
+		if (bad)
+			p[i++] = '?';
+		else
+			i += more + 1;
+	}
 }

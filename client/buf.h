@@ -29,6 +29,11 @@ int buf_shquote(struct buf *b, const char *s, size_t n);
 int buf_read_fd(struct buf *b, int fd);
 /* Frees the data; the struct may be reused. buf_free on a zeroed buf is a no-op. */
 void buf_free(struct buf *b);
+/* Each byte of s[0, n) that is not part of a whole, valid UTF-8 sequence
+ * (as jansson takes it: no overlong form, no surrogate, at most U+10FFFF)
+ * becomes '?', in place: text cut at a byte limit, or quoted from input,
+ * then still encodes as a JSON string. */
+void buf_utf8_clean(char *s, size_t n);
 
 /* Write all n bytes to fd (retrying EINTR and short writes); 0 or -1. */
 int fd_write_all(int fd, const char *p, size_t n);

@@ -324,53 +324,65 @@ static void collect_toml(const char *text, struct hook_cmd *out, size_t *n)
 	}
 }
 
-/* Whether a Claude Code matcher may select the Bash tool.  None, "" and
+/* Whether a Claude Code matcher may select the tool `tool`.  None, "" and
  * "*" select every tool; a list of names ("Bash", "Edit | Write") selects
  * those (or, as a pattern, any name they are part of); anything else is a
  * JavaScript regular expression, which is not compiled here (a project's
  * settings are the checkout's, and a pattern can take a regex engine
- * minutes): it may select Bash. */
-static int matches_bash(json_t *matcher)
+ * minutes): it may select the tool. */
+static int matches_tool(json_t *matcher, const char *tool)
 {
 	const char *m = json_string_value(matcher);
 	if (!m || !*m || strcmp(m, "*") == 0)
 		return 1;
 	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_| ")] != '\0')
 		return 1;
-	/* A name counts when it is part of "Bash": Claude Code may match a
+	/* A name counts when it is part of the tool's: Claude Code may match a
 	 * pattern anywhere in the tool's name. */
 	for (const char *p = m; *p;) {
 		p += strspn(p, " |");
 		size_t n = strcspn(p, " |");
-		char name[8];
-		if (n && n <= 4 && (snprintf(name, sizeof(name), "%.*s", (int)n, p), strstr("Bash", name)))
+		char name[16];
+		if (n && n <= strlen(tool) && (snprintf(name, sizeof(name), "%.*s", (int)n, p), strstr(tool, name)))
 			return 1;
 		p += n;
 	}
 	return 0;
 }
 
+/* Claude Code's tools that run a command (docs/agents.md): the hook
+ * rewrites Bash and Monitor and denies PowerShell, so its matcher must
+ * select all three. */
+static int matches_shell(json_t *matcher)
+{
+	return matches_tool(matcher, "Bash") || matches_tool(matcher, "Monitor");
+}
+
 /* Claude Code: another PreToolUse hook that runs for Bash, besides ours.
  * Some builds then drop a hook's updatedInput and keep its
  * permissionDecision, so our "allow" would let the original command run
  * unsandboxed (docs/agents.md).  Fills `other` with its matcher and
- * command, sets `ask` when our hook leaves the decision to the agent. */
-static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask)
+ * command, sets `ask` when our hook leaves the decision to the agent, and
+ * `narrow` when our hook's matcher leaves out one of the shell tools. */
+static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask, int *narrow)
 {
 	size_t i, k;
 	json_t *group, *h;
 	json_array_foreach(json_object_get(json_object_get(root, "hooks"), "PreToolUse"), i, group)
 	{
-		if (!matches_bash(json_object_get(group, "matcher")))
+		json_t *m = json_object_get(group, "matcher");
+		if (!matches_shell(m))
 			continue;
 		json_array_foreach(json_object_get(group, "hooks"), k, h)
 		{
 			const char *cmd = json_string_value(json_object_get(h, "command"));
 			if (!cmd)
 				continue;
-			if (strstr(cmd, "sharness-client"))
+			if (strstr(cmd, "sharness-client")) {
 				*ask |= strstr(cmd, "--ask") != NULL;
-			else if (!other[0])
+				*narrow |= !matches_tool(m, "Bash") || !matches_tool(m, "Monitor") ||
+					   !matches_tool(m, "PowerShell");
+			} else if (!other[0])
 				snprintf(other, n, "matcher '%.60s': '%.150s'",
 				         json_string_value(json_object_get(group, "matcher")) ?: "", cmd);
 		}
@@ -425,7 +437,7 @@ static void check_agent(struct doctor *d, const struct agent *a)
 	const char *home = getenv("HOME");
 	struct hook_cmd cmds[CMDS_MAX];
 	char path[PATH_MAX], found_in[PATH_MAX * 2] = "", other[256] = "", other_in[PATH_MAX] = "";
-	int ask = 0;
+	int ask = 0, narrow = 0;
 	size_t n = 0;
 	int bad = 0;
 
@@ -465,7 +477,7 @@ static void check_agent(struct doctor *d, const struct agent *a)
 			json_object_foreach(json_object_get(root, "hooks"), ev, v) collect(v, ev, cmds, &n);
 			if (strcmp(a->name, "claude") == 0) { /* every file: our --ask may be in another */
 				int had = other[0] != '\0';
-				claude_other_bash_hook(root, other, sizeof(other), &ask);
+				claude_other_bash_hook(root, other, sizeof(other), &ask, &narrow);
 				if (!had && other[0])
 					snprintf(other_in, sizeof(other_in), "%s", path);
 			}
@@ -517,6 +529,14 @@ static void check_agent(struct doctor *d, const struct agent *a)
 		const char *missing = !have[0] ? a->events[0] : a->events[1];
 		fail(d, "%s hook (%s) is not installed for the %s event: add it there (docs/agents.md)",
 		     a->label, found_in, missing);
+		return;
+	}
+	if (narrow) {
+		fail(d,
+		     "%s hook (%s): its matcher leaves out Monitor or PowerShell, Claude Code's other tools "
+		     "that run a command, which would then run on the host: make it "
+		     "\"Bash|Monitor|PowerShell\" (docs/agents.md)",
+		     a->label, found_in);
 		return;
 	}
 	if (other[0] && !ask) {

@@ -188,7 +188,9 @@ static const char *tool_event(enum hook_agent a)
 
 static int is_shell_tool(enum hook_agent a, const char *tool)
 {
-	static const char *const claude[] = {"Bash", NULL};
+	/* Claude Code's Monitor runs a command in the background and streams
+	 * its lines (tools reference, v2.1.98): a shell call like Bash's. */
+	static const char *const claude[] = {"Bash", "Monitor", NULL};
 	static const char *const codex[] = {"Bash",	    "shell",	      "shell_command", "local_shell",
 					    "exec_command", "container.exec", "unified_exec",  NULL};
 	static const char *const gemini[] = {"run_shell_command", NULL};
@@ -255,6 +257,14 @@ static int parse_call(enum hook_agent a, json_t *root, struct call *c, char *why
 		snprintf(why, n, "the %s input for tool %.40s has no tool_input object", ev, tool);
 		return CALL_BAD;
 	}
+	/* Claude Code's PowerShell tool runs pwsh, whose quoting the rewrite's
+	 * POSIX quotes do not hold in: denied, never passed (review s36). */
+	if (a == HOOK_CLAUDE && strcmp(tool, "PowerShell") == 0) {
+		snprintf(why, n,
+			 "the PowerShell tool runs commands outside the sandbox and sharness cannot route them: "
+			 "use the Bash tool, which it does");
+		return CALL_BAD;
+	}
 	if (!is_shell_tool(a, tool))
 		return CALL_OTHER;
 	json_t *jc = json_object_get(ti, "command");
@@ -296,11 +306,20 @@ int hook_deny(enum hook_agent a, const char *why)
 		msg = NULL;
 	fprintf(stderr, "%s\n", msg ? msg : why);
 	int rc = 2;
-	if (a == HOOK_CURSOR && msg)
-		rc = reply(json_pack("{s:b, s:s, s:s, s:s}", "continue", 1, "permission", "deny",
-				     "user_message", msg, "agent_message", msg)) == 0
-			 ? 0
-			 : 2;
+	if (a == HOOK_CURSOR) {
+		/* The reason may quote input cut inside a character: as JSON it
+		 * must be UTF-8, and without JSON Cursor may run the command. */
+		if (msg)
+			buf_utf8_clean(msg, strlen(msg));
+		json_t *out = msg ? json_pack("{s:b, s:s, s:s, s:s}", "continue", 1, "permission", "deny",
+					      "user_message", msg, "agent_message", msg)
+				  : NULL;
+		rc = out ? reply(out)
+			 : printf("{\"continue\":true,\"permission\":\"deny\",\"user_message\":\"sharness-client: "
+				  "hook call refused\",\"agent_message\":\"sharness-client: hook call refused\"}\n") < 0 ||
+				   fflush(stdout) != 0;
+		rc = rc == 0 ? 0 : 2;
+	}
 	free(msg);
 	return rc;
 }
@@ -383,17 +402,26 @@ int hook_main(const struct hook_opts *o)
 	/* updatedInput / updated_input replaces the whole tool_input in Claude
 	 * Code: keep the siblings (description, timeout, run_in_background, ...). */
 	json_t *ui = json_deep_copy(c.ti);
-	json_object_set_new(ui, "command", json_string(routed));
+	/* json_string refuses text that is not UTF-8 (this binary's path or a
+	 * flag): the reply would then allow the original command. */
+	if (!ui || json_object_set_new(ui, "command", json_string(routed)) < 0) {
+		json_decref(ui);
+		rc = hook_deny(o->agent, "the rewritten command is not valid UTF-8 (this binary's path, or a "
+					 "--url, --cert, --key, --ca or --profile value, has other bytes): install it "
+					 "under a UTF-8 path");
+		goto done;
+	}
 	switch (o->agent) {
 	case HOOK_CLAUDE:
 	case HOOK_CODEX: {
 		json_t *hso = json_pack("{s:s}", "hookEventName", "PreToolUse");
 		/* Codex accepts updatedInput only together with "allow", and its
-		 * "allow" does not skip its own approval flow. */
-		if (!o->ask || o->agent == HOOK_CODEX) {
-			json_object_set_new(hso, "permissionDecision", json_string("allow"));
-			json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
-		}
+		 * "allow" does not skip its own approval flow.  Claude Code
+		 * documents updatedInput with "allow" or "ask": without a decision
+		 * some builds drop the rewrite and run the original (review s36). */
+		json_object_set_new(hso, "permissionDecision",
+				    json_string(o->ask && o->agent == HOOK_CLAUDE ? "ask" : "allow"));
+		json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
 		json_object_set_new(hso, "updatedInput", ui);
 		out = json_pack("{s:o}", "hookSpecificOutput", hso);
 		break;

@@ -116,6 +116,18 @@ static int hook_refusal(int argc, char **argv, int code)
 	return code;
 }
 
+/* A hook command line that asks for --help or --version: printed, with
+ * exit 0, that would tell the agent to run the command (review s36). */
+static bool hook_asks_help(int argc, char **argv)
+{
+	bool hook = false, help = false;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		hook |= strcmp(argv[i], "hook") == 0;
+		help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--version") == 0;
+	}
+	return hook && help;
+}
+
 /* Returns the value of --name VALUE / --name=VALUE at argv[*i], advancing *i;
  * NULL when argv[*i] is not that option. *missing is set when it has no value. */
 static const char *optval(char **argv, int argc, int *i, const char *name, int *missing)
@@ -455,6 +467,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* OpenSSL is started where it is first needed (tls_lib_init, tls.h). */
 
+	if (hook_asks_help(argc, argv)) {
+		code = die(EXIT_USAGE, "a hook's command line takes no --help or --version (the agent would run the "
+				       "command): remove it");
+		goto out;
+	}
 	int p = parse(argc, argv, &a);
 	if (p != 0) {
 		code = p > 0 ? 0 : (a.cmdname && strcmp(a.cmdname, "run") == 0 ? RUN_EXIT_ERROR : EXIT_USAGE);

@@ -169,8 +169,11 @@ static json_t *format_result(json_t *reply)
 	char dl[1024];
 	for (size_t i = 0; run_denial_line(reply, i, dl, sizeof dl) == 0; i++)
 		buf_printf(&t, "\n[%s]", dl);
-	/* The text is built from the reply's valid-UTF-8 strings; json_stringn
-	 * cannot fail on it unless memory runs out. */
+	/* The text is built from the reply's valid-UTF-8 strings, but a denial
+	 * line cut at its byte limit may end inside a character: made whole,
+	 * or json_stringn would give nothing of it all (review s36). */
+	if (t.data)
+		buf_utf8_clean(t.data, t.len);
 	json_t *txt = t.data ? json_stringn(t.data, t.len) : json_string("");
 	buf_free(&t);
 	json_t *sc = json_deep_copy(reply);
@@ -305,6 +308,9 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 		return tool_error("argument 'profile' must be a string");
 	if (jw && !json_is_string(jw))
 		return tool_error("argument 'cwd' must be a string");
+	/* The range first: a cast of a real out of long's range is undefined. */
+	if (jt && json_is_number(jt) && (json_number_value(jt) < 1 || json_number_value(jt) > 1e9))
+		return tool_error("argument 'timeout_s' must be from 1 to 1000000000 seconds");
 	if (jt && !(json_is_integer(jt) || (json_is_real(jt) && json_real_value(jt) == (double)(long)json_real_value(jt))))
 		return tool_error("argument 'timeout_s' must be a whole number of seconds");
 	if (jp)
@@ -314,7 +320,7 @@ static json_t *tools_call(const struct conf *c, const char *dprofile, json_t *pa
 	if (jt) {
 		double t = json_number_value(jt);
 		if (t < 1 || t > 1e9)
-			return tool_error("argument 'timeout_s' must be at least 1");
+			return tool_error("argument 'timeout_s' must be from 1 to 1000000000 seconds");
 		o.timeout_s = (long)t;
 	}
 	json_t *tok = json_object_get(json_object_get(params, "_meta"), "progressToken");

@@ -158,7 +158,7 @@ check_match "shared state_dir: ✘ names the pid holding its lock" "$(xline)" \
 export HOME=$T/home
 cd "$T"
 mkdir -p "$HOME/.claude" "$HOME/.gemini"
-jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash", hooks: [{type: "command", command: $c}]}]}}' \
+jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash|Monitor|PowerShell", hooks: [{type: "command", command: $c}]}]}}' \
 	>"$HOME/.claude/settings.json"
 client_run doctor
 printf '%s' "$OUT" | sed 's/^/# client doctor: /'
@@ -193,9 +193,17 @@ wait "$relay_pid"
 cp "$HOME/.claude/settings.json" "$T/claude.json"
 claude_hooks() { # SHARNESS-HOOK-ARGS OTHER-MATCHER
 	jq -n --arg c "$CLIENT hook claude$1" --arg m "$2" '{hooks: {PreToolUse: [
-		{matcher: "Bash", hooks: [{type: "command", command: $c}]},
+		{matcher: "Bash|Monitor|PowerShell", hooks: [{type: "command", command: $c}]},
 		{matcher: $m, hooks: [{type: "command", command: "/usr/local/bin/audit-hook"}]}]}}' >"$HOME/.claude/settings.json"
 }
+# Claude Code's other tools that run a command (review s36): a matcher of
+# Bash alone leaves Monitor and PowerShell to run on the host.
+jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash", hooks: [{type: "command", command: $c}]}]}}' \
+	>"$HOME/.claude/settings.json"
+client_run doctor
+check_eq "client doctor, sharness's matcher is Bash alone: exit 1" "$RC" 1
+check_match "... ✘ naming the matcher to use" "$OUT" \
+	"✘ Claude Code hook .*its matcher leaves out Monitor or PowerShell.*\"Bash\|Monitor\|PowerShell\""
 claude_hooks "" "Bash|Edit"
 client_run doctor
 check_eq "client doctor, another hook for Bash beside sharness's allow: exit 1" "$RC" 1

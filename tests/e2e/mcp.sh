@@ -88,7 +88,9 @@ sdk '[{"command":"echo hi; echo oops >&2"},
       {"command":"true","profile":"nosuchprofile"},
       {"command":"pwd","cwd":"'"$WS"'/d"},
       {"command":"true","bogus":1},
-      {"command":"printf \"%s\" \"it'"'"'s \\$HOME\""}]' >"$tmp/s1" 2>/dev/null
+      {"command":"printf \"%s\" \"it'"'"'s \\$HOME\""},
+      {"command":"true","timeout_s":1e300},
+      {"command":"true","timeout_s":2000000000}]' >"$tmp/s1" 2>/dev/null
 mkdir -p "$WS/d"
 sdk '[{"command":"pwd","cwd":"'"$WS"'/d"}]' >"$tmp/s2"
 check "sdk: no fatal error" bash -c "! jq -e .fatal '$tmp/s1' >/dev/null"
@@ -104,3 +106,7 @@ check_eq "sdk: unknown profile -> tool error with the daemon's message" \
 check_eq "sdk: cwd argument" "$(jq -c '.calls[0].structuredContent.stdout' "$tmp/s2")" "\"$WS/d\\n\""
 check_eq "sdk: an unknown argument is a tool error" "$(c 6 '[.isError, (.content[0].text | test("unknown argument .bogus."))]')" '[true,true]'
 check_eq "sdk: quotes and \$ arrive intact" "$(c 7 .structuredContent.stdout)" "\"it's \$HOME\""
+check_eq "sdk: timeout_s far past long's range -> a tool error naming the range (review s36)" \
+	"$(c 8 '[.isError, .content[0].text]')" '[true,"argument '"'"'timeout_s'"'"' must be from 1 to 1000000000 seconds"]'
+check_eq "sdk: timeout_s 2000000000 -> the same (it said 'at least 1')" "$(c 9 .content[0].text)" \
+	'"argument '"'"'timeout_s'"'"' must be from 1 to 1000000000 seconds"' 
