@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,41 @@ int hook_deny(enum hook_agent a, const char *why)
 	return rc;
 }
 
+/* The agent's allow (or, with --ask, ask) for a shell call, with `ui` (taken)
+ * as the new tool input, or none (NULL: the call is already routed). */
+static json_t *decision(const struct hook_opts *o, json_t *ui)
+{
+	char reason[200];
+	snprintf(reason, sizeof reason, "routed through sharnessd (profile %s)", o->profile ? o->profile : "default");
+	switch (o->agent) {
+	case HOOK_CLAUDE:
+	case HOOK_CODEX: {
+		json_t *hso = json_pack("{s:s}", "hookEventName", "PreToolUse");
+		/* Codex accepts updatedInput only together with "allow", and its
+		 * "allow" does not skip its own approval flow.  Claude Code
+		 * documents updatedInput with "allow" or "ask": without a decision
+		 * some builds drop the rewrite and run the original (review s36). */
+		json_object_set_new(hso, "permissionDecision",
+				    json_string(o->ask && o->agent == HOOK_CLAUDE ? "ask" : "allow"));
+		json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
+		if (ui)
+			json_object_set_new(hso, "updatedInput", ui);
+		return json_pack("{s:o}", "hookSpecificOutput", hso);
+	}
+	case HOOK_GEMINI:
+		/* Gemini merges tool_input over the model's arguments. */
+		return ui ? json_pack("{s:s, s:s, s:{s:s, s:o}}", "decision", o->ask ? "ask" : "allow", "reason", reason,
+				      "hookSpecificOutput", "hookEventName", "BeforeTool", "tool_input", ui)
+			  : json_pack("{s:s, s:s}", "decision", o->ask ? "ask" : "allow", "reason", reason);
+	case HOOK_CURSOR:
+		return ui ? json_pack("{s:b, s:s, s:o}", "continue", 1, "permission", o->ask ? "ask" : "allow",
+				      "updated_input", ui)
+			  : json_pack("{s:b, s:s}", "continue", 1, "permission", o->ask ? "ask" : "allow");
+	}
+	json_decref(ui);
+	return NULL;
+}
+
 int hook_main(const struct hook_opts *o)
 {
 	struct buf in = {.max = HOOK_MAX_INPUT};
@@ -361,6 +397,12 @@ int hook_main(const struct hook_opts *o)
 		rc = 0; /* another tool of this agent: no output, no change */
 		goto done;
 	}
+	/* Deny with the routed form instead of rewriting (the model sends that
+	 * next): no answer of ours can then let the original run.  Asked for,
+	 * or Claude Code's bypassPermissions mode, where builds have dropped
+	 * updatedInput and kept the allow (review s36; docs/agents.md). */
+	const char *mode = json_string_value(json_object_get(root, "permission_mode"));
+	bool deny_unrouted = o->deny_unrouted || (o->agent == HOOK_CLAUDE && mode && strcmp(mode, "bypassPermissions") == 0);
 	if (hook_is_routed(self, c.cmd, c.len, o)) {
 		rc = 0;	   /* idempotent: already goes through the client */
 		if (c.top) /* Cursor asks again before the rewritten command runs */
@@ -368,6 +410,8 @@ int hook_main(const struct hook_opts *o)
 					     o->ask ? "ask" : "allow")) == 0
 				 ? 0
 				 : hook_deny(o->agent, "cannot write the hook reply");
+		else if (deny_unrouted) /* what a rewrite would have decided, with nothing to drop */
+			rc = reply(decision(o, NULL)) == 0 ? 0 : hook_deny(o->agent, "cannot write the hook reply");
 		goto done;
 	}
 	long timeout_s = 0;
@@ -385,20 +429,19 @@ int hook_main(const struct hook_opts *o)
 		rc = hook_deny(o->agent, "out of memory");
 		goto done;
 	}
-	if (c.top) {
+	if (c.top || deny_unrouted) {
 		/* beforeShellExecution can allow, ask or deny, not rewrite: deny,
 		 * and hand the model the command that goes through the sandbox. */
 		char *msg = NULL;
-		if (asprintf(&msg, "beforeShellExecution cannot rewrite a command; run it as: %s", routed) <
-		    0)
+		if (asprintf(&msg, "%s; run it as: %s",
+			     c.top ? "beforeShellExecution cannot rewrite a command"
+				   : "this hook routes a command only as the model sends it",
+			     routed) < 0)
 			msg = NULL;
-		rc = hook_deny(o->agent, msg ? msg : "beforeShellExecution cannot rewrite a command");
+		rc = hook_deny(o->agent, msg ? msg : "the command is not routed through sharnessd");
 		free(msg);
 		goto done;
 	}
-	char reason[200];
-	snprintf(reason, sizeof reason, "routed through sharnessd (profile %s)",
-		 o->profile ? o->profile : "default");
 	/* updatedInput / updated_input replaces the whole tool_input in Claude
 	 * Code: keep the siblings (description, timeout, run_in_background, ...). */
 	json_t *ui = json_deep_copy(c.ti);
@@ -411,32 +454,7 @@ int hook_main(const struct hook_opts *o)
 					 "under a UTF-8 path");
 		goto done;
 	}
-	switch (o->agent) {
-	case HOOK_CLAUDE:
-	case HOOK_CODEX: {
-		json_t *hso = json_pack("{s:s}", "hookEventName", "PreToolUse");
-		/* Codex accepts updatedInput only together with "allow", and its
-		 * "allow" does not skip its own approval flow.  Claude Code
-		 * documents updatedInput with "allow" or "ask": without a decision
-		 * some builds drop the rewrite and run the original (review s36). */
-		json_object_set_new(hso, "permissionDecision",
-				    json_string(o->ask && o->agent == HOOK_CLAUDE ? "ask" : "allow"));
-		json_object_set_new(hso, "permissionDecisionReason", json_string(reason));
-		json_object_set_new(hso, "updatedInput", ui);
-		out = json_pack("{s:o}", "hookSpecificOutput", hso);
-		break;
-	}
-	case HOOK_GEMINI:
-		/* Gemini merges tool_input over the model's arguments. */
-		out =
-		    json_pack("{s:s, s:s, s:{s:s, s:o}}", "decision", o->ask ? "ask" : "allow", "reason",
-			      reason, "hookSpecificOutput", "hookEventName", "BeforeTool", "tool_input", ui);
-		break;
-	case HOOK_CURSOR:
-		out = json_pack("{s:b, s:s, s:o}", "continue", 1, "permission", o->ask ? "ask" : "allow",
-				"updated_input", ui);
-		break;
-	}
+	out = decision(o, ui);
 	rc = reply(out) == 0 ? 0 : hook_deny(o->agent, "cannot encode or write the hook reply");
 	out = NULL;
 done:

@@ -50,7 +50,7 @@ static const char usage_text[] =
 	"  approvals [--json]            list runs waiting for a person's approval\n"
 	"  approve ID [--json]           allow a pending run (needs a person certificate)\n"
 	"  deny ID [--json]              deny a pending run (needs a person certificate)\n"
-	"  hook claude|codex|gemini|cursor [--profile P] [--ask]\n"
+	"  hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted]\n"
 	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
 	"  job start [--profile P] [--cwd DIR] [--timeout S] [--stdin] [--env N=V]... [--json] -- CMD...\n"
 	"        start CMD as a job (POST /v0/jobs): prints its id and returns at once\n"
@@ -81,7 +81,7 @@ struct args {
 	int nwords;
 	const char *profile, *cwd;
 	long timeout_s;
-	int use_stdin, json, ask, follow;
+	int use_stdin, json, ask, follow, deny_unrouted;
 	json_t *env;
 	const char *stream;         /* job output */
 	long long since;
@@ -222,6 +222,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->json = 1;
 		else if (strcmp(arg, "--ask") == 0)
 			a->ask = 1;
+		else if (strcmp(arg, "--deny-unrouted") == 0)
+			a->deny_unrouted = 1;
 		else if (missing) {
 			die(0, "%s needs a value", arg);
 			return -1;
@@ -516,9 +518,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(a.cmdname, "deny") == 0) {
 		code = cmd_decide(&a, "deny");
 	} else if (strcmp(a.cmdname, "hook") == 0) {
-		struct hook_opts o = {.profile = a.profile, .ask = a.ask, .conf = &a.conf};
+		struct hook_opts o = {.profile = a.profile, .ask = a.ask, .deny_unrouted = a.deny_unrouted, .conf = &a.conf};
 		if (a.npos != 1 || hook_agent_parse(a.pos[0], &o.agent) < 0) {
-			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask]");
+			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted]");
 		} else {
 			hook_ran = true;
 			code = hook_main(&o);

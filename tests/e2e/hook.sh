@@ -296,6 +296,20 @@ pay_cursor_bse "ls" | SHARNESS_URL=http://127.0.0.1:7443 run_hook cursor; expect
 pay_cursor "ls" | run_hook cursor --profile; expect_deny cursor "--profile without a value"
 pay_cursor "ls" | run_hook --bogus cursor; expect_deny cursor "an unknown option"
 pay_claude "ls" | run_hook claude --profile; check_eq "hook claude: --profile without a value blocks (exit 2, nothing on stdout)" "$rc:$(wc -c <"$tmp/h.o")" "2:0"
+# --deny-unrouted, and Claude Code's bypassPermissions mode (review s36): a
+# shell call is denied with its routed form, which is then allowed as sent,
+# with no updatedInput an agent could drop.
+json_for "ls -l" | run_hook claude --deny-unrouted
+check_eq "hook claude --deny-unrouted: a shell call is denied (exit 2, nothing on stdout)" "$rc:$(wc -c <"$tmp/h.o")" "2:0"
+check_match "... naming the routed form" "$(cat "$tmp/h.e")" "run it as: $SELF run -- 'ls -l'"
+json_for "$SELF run -- 'ls -l'" | run_hook claude --deny-unrouted
+check_eq "... the routed form is then allowed, with nothing to rewrite" "$rc:$(jq -c '.hookSpecificOutput | [.permissionDecision, has("updatedInput")]' "$tmp/h.o")" '0:["allow",false]'
+jq -n '{hook_event_name:"PreToolUse",permission_mode:"bypassPermissions",tool_name:"Bash",tool_input:{command:"ls -l"}}' | run_hook claude
+check_eq "hook claude in bypassPermissions mode: denied with the routed form, not rewritten" \
+	"$rc:$(wc -c <"$tmp/h.o"):$(grep -c "run it as: $SELF run -- 'ls -l'" "$tmp/h.e")" "2:0:1"
+pay_gemini "ls -l" | run_hook gemini --deny-unrouted; expect_deny gemini "--deny-unrouted, a shell call"
+pay_gemini "$SELF run -- 'ls -l'" | run_hook gemini --deny-unrouted
+check_eq "hook gemini --deny-unrouted: the routed form is allowed as sent" "$rc:$(jq -c '[.decision, has("hookSpecificOutput")]' "$tmp/h.o")" '0:["allow",false]'
 # --help or --version on a hook's command line (review s36): usage text and
 # exit 0 would run the command.
 pay_cursor "ls" | run_hook cursor --help; expect_deny cursor "--help on the hook's command line"
