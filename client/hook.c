@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +326,35 @@ int hook_deny(enum hook_agent a, const char *why)
 	return rc;
 }
 
+/* Codex and Cursor run a command in the user's login shell.  The rewrite's
+ * quotes ('…', ' as '\'') read back exactly in these shells; in another
+ * (pwsh, nu, xonsh, elvish) they may end early, and what follows would run
+ * on the host (review s36).  NULL, or the shell that does not qualify. */
+static const char *unquotable_shell(enum hook_agent a)
+{
+	static const char *const posix[] = {"sh",  "dash", "bash", "rbash", "zsh", "ksh",  "ksh93",
+					    "mksh", "pdksh", "ash", "busybox", "fish", "tcsh", "csh"};
+	if (a != HOOK_CODEX && a != HOOK_CURSOR)
+		return NULL; /* Claude Code's Bash and Gemini CLI's shell tool run bash or zsh */
+	/* /etc/passwd read as a file (no NSS: a static binary's getpwuid would
+	 * load the host's glibc modules), then $SHELL for a user not there. */
+	static char sh[256];
+	struct passwd *pw = NULL;
+	FILE *f = fopen("/etc/passwd", "re");
+	while (f && (pw = fgetpwent(f)) != NULL && pw->pw_uid != getuid())
+		;
+	const char *env = getenv("SHELL");
+	snprintf(sh, sizeof sh, "%s", pw && pw->pw_shell && *pw->pw_shell ? pw->pw_shell : env && *env ? env : "/bin/sh");
+	if (f)
+		fclose(f);
+	const char *base = strrchr(sh, '/');
+	base = base ? base + 1 : sh;
+	for (size_t i = 0; i < sizeof posix / sizeof *posix; i++)
+		if (strcmp(base, posix[i]) == 0)
+			return NULL;
+	return sh;
+}
+
 /* The agent's allow (or, with --ask, ask) for a shell call, with `ui` (taken)
  * as the new tool input, or none (NULL: the call is already routed). */
 static json_t *decision(const struct hook_opts *o, json_t *ui)
@@ -395,6 +425,16 @@ int hook_main(const struct hook_opts *o)
 	}
 	if (kind == CALL_OTHER) {
 		rc = 0; /* another tool of this agent: no output, no change */
+		goto done;
+	}
+	/* before the routed check: the routed text itself would not hold */
+	const char *shell = unquotable_shell(o->agent);
+	if (shell) {
+		snprintf(why, sizeof why,
+			 "the login shell %.200s is not one whose quoting the routed command holds in (sh, bash, zsh, "
+			 "ksh, fish, csh): %s would run it there; make a POSIX shell the login shell",
+			 shell, agent_name[o->agent]);
+		rc = hook_deny(o->agent, why);
 		goto done;
 	}
 	/* Deny with the routed form instead of rewriting (the model sends that

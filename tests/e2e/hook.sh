@@ -310,6 +310,24 @@ check_eq "hook claude in bypassPermissions mode: denied with the routed form, no
 pay_gemini "ls -l" | run_hook gemini --deny-unrouted; expect_deny gemini "--deny-unrouted, a shell call"
 pay_gemini "$SELF run -- 'ls -l'" | run_hook gemini --deny-unrouted
 check_eq "hook gemini --deny-unrouted: the routed form is allowed as sent" "$rc:$(jq -c '[.decision, has("hookSpecificOutput")]' "$tmp/h.o")" '0:["allow",false]'
+# Codex and Cursor run a command in the login shell (review s36): under pwsh
+# the POSIX quotes would end early, and the rest run on the host.  A uid not
+# in /etc/passwd, whose shell is then $SHELL; a copy of the client it may
+# run (a checkout under /root is not its to run).
+other=$(mktemp -d /tmp/sharness-hook-uid.XXXXXX)
+chmod 755 "$other"
+cp "$C" "$other/sharness-client"
+for a in codex cursor; do
+	pay_$a "ls" | SHELL=/usr/bin/pwsh setpriv --reuid=12345 --regid=12345 --clear-groups "$other/sharness-client" hook $a >"$tmp/h.o" 2>"$tmp/h.e"
+	rc=$?
+	expect_deny $a "a login shell of pwsh"
+	pay_$a "$other/sharness-client run -- 'ls'" | SHELL=/usr/bin/pwsh setpriv --reuid=12345 --regid=12345 --clear-groups "$other/sharness-client" hook $a >"$tmp/h.o" 2>"$tmp/h.e"
+	rc=$?
+	expect_deny $a "a login shell of pwsh, even for the routed form"
+	pay_$a "ls" | SHELL=/bin/zsh setpriv --reuid=12345 --regid=12345 --clear-groups "$other/sharness-client" hook $a >"$tmp/h.o" 2>"$tmp/h.e"
+	check_eq "hook $a: a login shell of zsh is rewritten" "$?:$(newcmd $a "$tmp/h.o")" "0:$other/sharness-client run -- 'ls'"
+done
+rm -rf "$other"
 # --help or --version on a hook's command line (review s36): usage text and
 # exit 0 would run the command.
 pay_cursor "ls" | run_hook cursor --help; expect_deny cursor "--help on the hook's command line"
