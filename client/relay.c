@@ -466,13 +466,15 @@ struct reply_seen {
  * holds what the reply said. */
 static bool copy_both_ways(int cfd, struct tls_conn *t, struct reply_seen *seen)
 {
-	static __thread struct replyend end; /* 16 KB: not on the stack */
+	static __thread struct replyend end;  /* 16 KB: not on the stack */
+	static __thread struct requestend req; /* the same */
 	/* 16 KiB, as much plaintext as one TLS record holds.  Each client's
 	 * thread is new, its stack faulted in page by page and the whole
 	 * frame probed (-fstack-clash-protection): 64 KiB here made 12 of
 	 * the 16 page faults a fresh client cost the relay. */
 	char buf[16384];
 	memset(&end, 0, sizeof end);
+	memset(&req, 0, sizeof req);
 	bool sent_after = false;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = cfd, .events = POLLIN}, {.fd = t->fd, .events = POLLIN}};
@@ -489,9 +491,11 @@ static bool copy_both_ways(int cfd, struct tls_conn *t, struct reply_seen *seen)
 			ssize_t n = read(cfd, buf, sizeof buf);
 			if (n == 0) {
 				seen->keep_alive_s = end.keep_alive_s;
-				return replyend_reusable(&end) && !sent_after;
+				return replyend_reusable(&end) && !sent_after && requestend_one(&req);
 			}
 			sent_after = sent_after || replyend_reusable(&end);
+			if (n > 0)
+				requestend_feed(&req, buf, (size_t)n);
 			if (n < 0 || tls_write_all(t, buf, (size_t)n) < 0)
 				return false;
 		}

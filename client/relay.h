@@ -15,9 +15,10 @@
  * (tls.h), then copies bytes both ways until either end
  * closes.  It changes nothing that passes and executes nothing; of the
  * daemon's reply it reads only where it ends (replyend.h), so that a
- * connection whose reply was whole, kept open by the daemon, and followed
- * by nothing serves the next client too (the client then sends no
- * "Connection: close"); anything else ends the connection.
+ * connection that carried exactly one request (requestend), whose reply was
+ * whole, kept open by the daemon, and followed by nothing serves the next
+ * client too (the client then sends no "Connection: close"); anything else
+ * ends the connection.
  *
  *   socket  NAME.relay in the ticket directory (ticket.h: ours, 0700),
  *           NAME two FNV-1a hashes of the identity line below: one relay

@@ -155,3 +155,53 @@ bool replyend_reusable(const struct replyend *e)
 {
 	return e->state == DONE && !e->close;
 }
+
+void requestend_feed(struct requestend *e, const char *p, size_t len)
+{
+	while (len > 0 && e->state < 2) {
+		if (e->state == 1) {
+			size_t k = len < e->left ? len : (size_t)e->left;
+			e->left -= k;
+			p += k;
+			len -= k;
+			e->state = e->left ? 1 : 2;
+			continue;
+		}
+		size_t take = sizeof e->head - e->n < len ? sizeof e->head - e->n : len, from = e->n > 3 ? e->n - 3 : 0;
+		if (take == 0) {
+			e->state = 3;
+			return;
+		}
+		memcpy(e->head + e->n, p, take);
+		const char *end = NULL;
+		for (size_t i = from; i + 4 <= e->n + take && !end; i++)
+			if (memcmp(e->head + i, "\r\n\r\n", 4) == 0)
+				end = e->head + i + 4;
+		if (!end) {
+			e->n += take;
+			p += take;
+			len -= take;
+			continue;
+		}
+		size_t used = (size_t)(end - e->head) - e->n, vl = 0;
+		const char *cl = replyend_header(e->head, end, "Content-Length", &vl);
+		char *stop;
+		e->left = cl ? strtoull(cl, &stop, 10) : 0;
+		if (replyend_header(e->head, end, "Transfer-Encoding", NULL) ||
+		    (cl && (vl == 0 || stop != cl + vl || *cl < '0' || *cl > '9' || e->left > (1ULL << 40)))) {
+			e->state = 3;
+			return;
+		}
+		e->n = (size_t)(end - e->head);
+		p += used;
+		len -= used;
+		e->state = e->left ? 1 : 2;
+	}
+	if (len > 0)
+		e->state = 3; /* more after the request: a second one */
+}
+
+bool requestend_one(const struct requestend *e)
+{
+	return e->state == 2;
+}

@@ -43,4 +43,21 @@ void replyend_feed(struct replyend *e, const char *p, size_t len);
  * connection open for another request. */
 bool replyend_reusable(const struct replyend *e);
 
+/* The client's side, as it streams to the daemon: a request line and
+ * headers, and a Content-Length body (all our client sends).  A second
+ * request behind the first (pipelined: its reply would reach the next
+ * client, review s36), a Transfer-Encoding, a length it cannot parse or a
+ * head over REPLYEND_HEAD_MAX make the connection unfit. */
+struct requestend {
+	int state;		 /* 0 head, 1 body, 2 whole, 3 unfit */
+	unsigned long long left; /* of the body */
+	size_t n;		 /* bytes in `head` */
+	char head[REPLYEND_HEAD_MAX];
+};
+
+void requestend_feed(struct requestend *e, const char *p, size_t len);
+
+/* Exactly one whole request was sent, and nothing after it. */
+bool requestend_one(const struct requestend *e);
+
 #endif

@@ -238,6 +238,14 @@ check_eq "a client without a network of its own still gets its run, through the 
 SHARNESS_RELAY=off unshare -n "$CLIENT" run -- echo no network >"$T/o" 2>&1
 check_eq "SHARNESS_RELAY=off: the client ignores the relay (without a network it cannot reach the daemon)" \
 	"$?/$(grep -c 'cannot reach sharnessd' "$T/o")" "125/1"
+# Two requests at once from a process of the person's, which leaves after the
+# first reply (review s36): the second reply stayed on the connection the
+# relay kept, and reached the next client as its own.
+python3 "$ROOT/tests/e2e/relay_pipeline.py" "$S" '{"cmd":"sleep 1; echo PLANTED; exit 7"}' >"$T/o" 2>&1
+SHARNESS_STREAM=0 "$CLIENT" run -- echo mine >"$T/o2" 2>&1
+rc=$?
+check_eq "two requests sent at once through the relay: the next client gets its own reply" \
+	"$(cat "$T/o")/$rc/$(cat "$T/o2")" "first reply whole/0/mine"
 sleep 3
 check_eq "SHARNESS_RELAY_IDLE=0: still serving after 3 s without clients" "$(relay_pids | wc -l)/$(sock)" "1/$S"
 "$CLIENT" relay </dev/null >"$T/o" 2>&1

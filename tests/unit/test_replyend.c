@@ -130,6 +130,55 @@ TEST(keep_alive_timeout)
 	CHECK(e.keep_alive_s == 15);
 }
 
+/* The client's side (review s36): one whole request and nothing after it,
+ * at every split. */
+static bool one_request(const char *s, size_t at)
+{
+	static struct requestend e;
+	memset(&e, 0, sizeof e);
+	size_t n = strlen(s);
+	requestend_feed(&e, s, at);
+	requestend_feed(&e, s + at, n - at);
+	return requestend_one(&e);
+}
+
+static bool one_request_everywhere(const char *s, bool want)
+{
+	for (size_t at = 0; at <= strlen(s); at++)
+		if (one_request(s, at) != want)
+			return false;
+	return true;
+}
+
+TEST(requests)
+{
+	const char *get = "GET /v0/profiles HTTP/1.1\r\nHost: x\r\n\r\n";
+	const char *post = "POST /v0/run HTTP/1.1\r\nHost: x\r\ncontent-length: 12\r\n\r\n{\"cmd\":\"ls\"}";
+	char two[512];
+	CHECK(one_request_everywhere(get, true));
+	CHECK(one_request_everywhere(post, true));
+	/* a second request pipelined behind the first, or one byte more */
+	snprintf(two, sizeof two, "%s%s", get, post);
+	CHECK(one_request_everywhere(two, false));
+	snprintf(two, sizeof two, "%s%s", post, get);
+	CHECK(one_request_everywhere(two, false));
+	snprintf(two, sizeof two, "%sx", post);
+	CHECK(one_request_everywhere(two, false));
+	/* a body not all sent yet, a head not ended */
+	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: 12\r\n\r\n{}", false));
+	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\r\nHost: x\r\n", false));
+	/* framing it does not take */
+	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false));
+	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}", false));
+	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: 2x\r\n\r\n{}", false));
+	static struct requestend e;
+	static char big[REPLYEND_HEAD_MAX + 64];
+	memset(&e, 0, sizeof e);
+	memset(big, 'a', sizeof big);
+	requestend_feed(&e, big, sizeof big);
+	CHECK(!requestend_one(&e));
+}
+
 int main(void)
 {
 	RUN(content_length);
@@ -138,5 +187,6 @@ int main(void)
 	RUN(no_body_and_interim);
 	RUN(oversized_head);
 	RUN(keep_alive_timeout);
+	RUN(requests);
 	return harness_done();
 }
