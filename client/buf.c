@@ -129,7 +129,12 @@ void buf_utf8_clean(char *s, size_t n)
 {
 	unsigned char *p = (unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		unsigned c = p[i], more = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 4;
+		/* how many continuation bytes the lead byte c announces; 4: none valid */
+		unsigned c = p[i], more = c < 0x80		 ? 0
+					  : c >= 0xc2 && c <= 0xdf ? 1
+					  : c >= 0xe0 && c <= 0xef ? 2
+					  : c >= 0xf0 && c <= 0xf4 ? 3
+								   : 4;
 		size_t k = 1;
 		while (more < 4 && k <= more && i + k < n && (p[i + k] & 0xc0) == 0x80)
 			k++;

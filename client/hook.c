@@ -442,7 +442,8 @@ int hook_main(const struct hook_opts *o)
 	 * or Claude Code's bypassPermissions mode, where builds have dropped
 	 * updatedInput and kept the allow (review s36; docs/agents.md). */
 	const char *mode = json_string_value(json_object_get(root, "permission_mode"));
-	bool deny_unrouted = o->deny_unrouted || (o->agent == HOOK_CLAUDE && mode && strcmp(mode, "bypassPermissions") == 0);
+	bool deny_unrouted =
+	    o->deny_unrouted || (o->agent == HOOK_CLAUDE && mode && strcmp(mode, "bypassPermissions") == 0);
 	if (hook_is_routed(self, c.cmd, c.len, o)) {
 		rc = 0;	   /* idempotent: already goes through the client */
 		if (c.top) /* Cursor asks again before the rewritten command runs */

@@ -113,7 +113,8 @@ static int refuse_git_runs(const char *why)
 /* An AI agent's configuration (actor_serve.h). */
 static int refuse_agent(int err)
 {
-	return refuse_as(ACTOR_DENIED_AGENT, err, "it would change an AI agent's configuration, which the agent runs on the host");
+	return refuse_as(ACTOR_DENIED_AGENT, err,
+	                 "it would change an AI agent's configuration, which the agent runs on the host");
 }
 
 /* No setuid or setgid file, no chmod o+w (seccomp.c says why): the modes
