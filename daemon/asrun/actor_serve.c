@@ -194,7 +194,12 @@ bool actor_name_is_git(const char *name, size_t len)
 
 bool actor_name_is_agent_config(const char *name, size_t len)
 {
-	static const char *const names[] = {".claude", ".cursor", ".gemini", ".codex", ".vscode", ".mcp.json"};
+	/* The four agents sharness hooks and the editors' and other agents'
+	 * project settings that name MCP servers, hooks or commands: VS Code,
+	 * Zed, Continue, Roo, Kiro, Amazon Q, Windsurf, opencode, aider. */
+	static const char *const names[] = {".claude",  ".cursor",   ".gemini",   ".codex",   ".vscode",
+	                                    ".mcp.json", ".zed",     ".continue", ".roo",     ".kiro",
+	                                    ".amazonq", ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (name_is(name, len, names[i]))
 			return true;

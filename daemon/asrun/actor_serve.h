@@ -21,7 +21,8 @@ noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *sp
 bool actor_name_is_git(const char *name, size_t len);
 bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees);
 /* The same for the AI agents' project configuration: .claude, .cursor,
- * .gemini, .codex, .vscode and .mcp.json, compared as .git is (case,
+ * .gemini, .codex, .vscode, .mcp.json and the other agents' and editors'
+ * (actor_serve.c lists them), compared as .git is (case,
  * ignorable code points, trailing dots and spaces).  An agent on the host
  * runs the hooks, MCP servers and commands these name: a run may not
  * create, change or remove them in a guarded tree (review s36). */

@@ -65,7 +65,8 @@ TEST(agent_config)
 {
 	const char *const trees[] = {"/home/p/ws"};
 	static const char *const yes[] = {".claude", ".CLAUDE", ".mcp.json", ".Mcp.Json", ".cursor", ".gemini",
-	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude"};
+	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude", ".zed", ".Roo",
+	                                  ".kiro", "opencode.json", ".aider.conf.yml"};
 	static const char *const no[] = {"claude", ".claudex", ".mcp.json5", "mcp.json", ".cursorrules", ".github",
 	                                 ".git", "CLAUDE.md", ".vscodeignore", ""};
 	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
