@@ -1048,7 +1048,7 @@ int doctor_main(const char *config_path)
 			fail(&d, "%s", err);
 		else
 			pass(&d, "the TLS key, the CA key, the secrets file, the audit log and the state dir lie "
-				 "outside every workspace");
+				 "outside every workspace, and no workspace holds a home directory");
 		if (have_profiles && keepout_profiles(&cfg, &profiles, err, sizeof(err)) < 0)
 			fail(&d, "%s", err);
 		else if (have_profiles)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,36 @@ int keepout_profiles(const struct config *c, const struct profile_set *ps, char 
 	return 0;
 }
 
+/* A workspace that is or holds a login user's home (root's, or a uid from
+ * 1000): a writable run could leave what that user's shell, git and ssh run
+ * by themselves, with no deliberate act (~/.bashrc, ~/.gitconfig's
+ * core.fsmonitor, ~/.ssh/authorized_keys; SPEC §15.2). */
+static int check_homes(const struct config *c, char *err, size_t errlen)
+{
+	struct passwd *pw;
+	int rc = 0;
+	setpwent();
+	while (rc == 0 && (pw = getpwent()) != NULL) {
+		if ((pw->pw_uid != 0 && pw->pw_uid < 1000) || pw->pw_uid == 65534 || !pw->pw_dir ||
+		    pw->pw_dir[0] != '/' || strcmp(pw->pw_dir, "/") == 0)
+			continue;
+		char *real = realpath(pw->pw_dir, NULL);
+		for (size_t i = 0; real && i < c->n_workspaces && rc == 0; i++)
+			if (path_under(real, c->workspaces[i])) {
+				errmsg_set(err, errlen,
+				           "the workspace %s holds %s, the home directory of %s: a run could leave "
+				           "what that user's shell, git and ssh run by themselves (~/.bashrc, "
+				           "~/.gitconfig, ~/.ssh/authorized_keys); name the project directories "
+				           "inside it as workspaces instead",
+				           c->workspaces[i], real, pw->pw_name);
+				rc = -1;
+			}
+		free(real);
+	}
+	endpwent();
+	return rc;
+}
+
 int keepout_check(const struct config *c, char *err, size_t errlen)
 {
 	char cakey[PATH_MAX];
@@ -176,7 +207,7 @@ int keepout_check(const struct config *c, char *err, size_t errlen)
 	    check_one(c, "state_dir", c->state_dir,
 	              "set state_dir outside every workspace (e.g. /var/lib/sharness)", err, errlen) < 0)
 		return -1;
-	return 0;
+	return check_homes(c, err, errlen);
 }
 
 int keepout_git_dir(const struct config *c, const struct profile_set *ps, size_t i, char *err, size_t errlen)

@@ -17,8 +17,9 @@
 
 /* 0 when tls.key, the CA key of certs/mkcerts (ca.key next to tls.ca, if it
  * exists), secrets_file, audit_log (unless "-") and state_dir all lie outside
- * every workspace; else -1 with one sentence in err naming the file, the
- * workspace and the fix. */
+ * every workspace, and no workspace is or holds the home directory of root
+ * or a user from uid 1000; else -1 with one sentence in err naming the
+ * file, the workspace and the fix. */
 int keepout_check(const struct config *c, char *err, size_t errlen);
 
 /* 0 when no profile's read_paths, write_paths or exec_paths entry lies in

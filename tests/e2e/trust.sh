@@ -61,6 +61,12 @@ keepout_case "state_dir in the workspace" ".state_dir = \"$WS/.state\"" \
 	"state_dir $WS/.state lies inside the workspace $WS.*set state_dir outside"
 keepout_case "the workspace is the state_dir's parent's parent" ".state_dir = \"$WS/src/deep/state\"" \
 	"state_dir $WS/src/deep/state lies inside"
+# A workspace that holds a home directory (root's here): a run could plant
+# ~/.bashrc, ~/.gitconfig or ~/.ssh/authorized_keys, run by themselves.
+jq '.workspaces = ["/root"]' "$T/sharnessd.json" >"$T/home.json"
+"$SHARNESSD" --check-config --config "$T/home.json" >"$T/home.out" 2>&1
+check_match "a workspace that is root's home: --check-config refuses (exit $?)" "$(cat "$T/home.out")" \
+	"the workspace /root holds /root, the home directory of root: a run could leave what that user's shell, git and ssh run"
 jq ".secrets_file = \"$T/secrets.txt\"" "$T/sharnessd.json" >"$T/keepout.json"
 "$SHARNESSD" --check-config --config "$T/keepout.json" >"$T/keepout.out" 2>&1
 check_eq "everything outside the workspace: --check-config passes" "$?" 0
