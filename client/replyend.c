@@ -173,6 +173,17 @@ void requestend_feed(struct requestend *e, const char *p, size_t len)
 			return;
 		}
 		memcpy(e->head + e->n, p, take);
+		/* Only the framing our client sends: every line ends in CRLF.  A
+		 * bare LF or CR, a NUL or a folded line may end a line or a head
+		 * for the daemon where it does not for us (review s36). */
+		for (size_t i = e->n; i < e->n + take; i++) {
+			char ch = e->head[i], prev = i ? e->head[i - 1] : '\0';
+			if (ch == '\0' || (ch == '\n' && prev != '\r') || (prev == '\r' && ch != '\n') ||
+			    ((ch == ' ' || ch == '\t') && prev == '\n')) {
+				e->state = 3;
+				return;
+			}
+		}
 		const char *end = NULL;
 		for (size_t i = from; i + 4 <= e->n + take && !end; i++)
 			if (memcmp(e->head + i, "\r\n\r\n", 4) == 0)
@@ -185,6 +196,14 @@ void requestend_feed(struct requestend *e, const char *p, size_t len)
 		}
 		size_t used = (size_t)(end - e->head) - e->n, vl = 0;
 		const char *cl = replyend_header(e->head, end, "Content-Length", &vl);
+		/* a second Content-Length: which one the daemon takes is its own */
+		unsigned lengths = 0;
+		for (const char *l = e->head; l && l < end; l = memchr(l, '\n', (size_t)(end - l)), l = l ? l + 1 : NULL)
+			lengths += strncasecmp(l, "Content-Length:", 15) == 0;
+		if (lengths > 1) {
+			e->state = 3;
+			return;
+		}
 		char *stop;
 		e->left = cl ? strtoull(cl, &stop, 10) : 0;
 		if (replyend_header(e->head, end, "Transfer-Encoding", NULL) ||

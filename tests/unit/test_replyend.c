@@ -167,6 +167,13 @@ TEST(requests)
 	/* a body not all sent yet, a head not ended */
 	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: 12\r\n\r\n{}", false));
 	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\r\nHost: x\r\n", false));
+	/* framing it does not take: a line ending in a bare LF or CR (the
+	 * daemon may end a head there), a folded line, a second length */
+	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\nHost: x\n\n", false));
+	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\r\nHost: x\r\n\n", false));
+	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\rHost: x\r\n\r\n", false));
+	CHECK(one_request_everywhere("GET /v0/profiles HTTP/1.1\r\nHost: x\r\n y\r\n\r\n", false));
+	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", false));
 	/* framing it does not take */
 	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false));
 	CHECK(one_request_everywhere("POST /v0/run HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}", false));
