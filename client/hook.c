@@ -326,33 +326,78 @@ int hook_deny(enum hook_agent a, const char *why)
 	return rc;
 }
 
-/* Codex and Cursor run a command in the user's login shell.  The rewrite's
- * quotes ('…', ' as '\'') read back exactly in these shells; in another
- * (pwsh, nu, xonsh, elvish) they may end early, and what follows would run
- * on the host (review s36).  NULL, or the shell that does not qualify. */
-static const char *unquotable_shell(enum hook_agent a)
+/* The login shell's name: /etc/passwd read as a file (no NSS: a static
+ * binary's getpwuid would load the host's glibc modules), else $SHELL. */
+static const char *login_shell(char *out, size_t n)
 {
-	static const char *const posix[] = {"sh",  "dash", "bash", "rbash", "zsh", "ksh",  "ksh93",
-					    "mksh", "pdksh", "ash", "busybox", "fish", "tcsh", "csh"};
-	if (a != HOOK_CODEX && a != HOOK_CURSOR)
-		return NULL; /* Claude Code's Bash and Gemini CLI's shell tool run bash or zsh */
-	/* /etc/passwd read as a file (no NSS: a static binary's getpwuid would
-	 * load the host's glibc modules), then $SHELL for a user not there. */
-	static char sh[256];
 	struct passwd *pw = NULL;
 	FILE *f = fopen("/etc/passwd", "re");
 	while (f && (pw = fgetpwent(f)) != NULL && pw->pw_uid != getuid())
 		;
 	const char *env = getenv("SHELL");
-	snprintf(sh, sizeof sh, "%s", pw && pw->pw_shell && *pw->pw_shell ? pw->pw_shell : env && *env ? env : "/bin/sh");
+	snprintf(out, n, "%s", pw && pw->pw_shell && *pw->pw_shell ? pw->pw_shell : env && *env ? env : "/bin/sh");
 	if (f)
 		fclose(f);
-	const char *base = strrchr(sh, '/');
-	base = base ? base + 1 : sh;
+	const char *base = strrchr(out, '/');
+	return base ? base + 1 : out;
+}
+
+/* Whether PowerShell can be run here: in $PATH or where Microsoft's
+ * packages put it. */
+static bool have_pwsh(void)
+{
+	static const char *const fixed[] = {"/usr/bin/pwsh", "/usr/local/bin/pwsh", "/opt/microsoft/powershell/7/pwsh",
+					    "/snap/bin/pwsh"};
+	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+		if (access(fixed[i], X_OK) == 0)
+			return true;
+	const char *path = getenv("PATH");
+	char dirs[4096], cand[4200], *save = NULL;
+	snprintf(dirs, sizeof dirs, "%s", path ? path : "");
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save))
+		for (int k = 0; k < 2; k++)
+			if (d[0] == '/' && snprintf(cand, sizeof cand, "%s/%s", d, k ? "powershell" : "pwsh") <
+					       (int)sizeof cand &&
+			    access(cand, X_OK) == 0)
+				return true;
+	return false;
+}
+
+/* Codex and Cursor may run a command in a shell the rewrite's quotes ('…',
+ * ' as '\'') do not hold in: PowerShell ends a '…' at the first ', csh and
+ * tcsh end it at a newline, and what follows runs on the host (reviews
+ * s36).  NULL, or why not.
+ *   Codex runs the login shell when it is bash, zsh, sh, pwsh or
+ *   powershell, else bash; and its exec_command lets the model name the
+ *   shell per call, which the hook does not see: so PowerShell installed
+ *   at all is enough.
+ *   Cursor runs the user's own shell: only those whose quoting holds. */
+static const char *unquotable_shell(enum hook_agent a, char *why, size_t n)
+{
+	static const char *const posix[] = {"sh", "dash", "bash", "rbash", "zsh", "ksh", "ksh93", "mksh", "pdksh",
+					    "ash", "busybox", "fish"};
+	char shell[256];
+	const char *base = login_shell(shell, sizeof shell);
+	if (a == HOOK_CODEX) {
+		if (strcmp(base, "pwsh") == 0 || strcmp(base, "powershell") == 0 || have_pwsh()) {
+			snprintf(why, n,
+				 "PowerShell is installed (or the login shell), and Codex may run a command in it (its "
+				 "exec_command takes a shell), where the routed command's quotes do not hold: use Codex "
+				 "through sharness's MCP server instead, or on a machine without pwsh");
+			return why;
+		}
+		return NULL;
+	}
+	if (a != HOOK_CURSOR)
+		return NULL; /* Claude Code's Bash and Gemini CLI's shell tool run bash or zsh */
 	for (size_t i = 0; i < sizeof posix / sizeof *posix; i++)
 		if (strcmp(base, posix[i]) == 0)
 			return NULL;
-	return sh;
+	snprintf(why, n,
+		 "the login shell %.200s is not one whose quoting the routed command holds in (sh, bash, zsh, ksh, "
+		 "fish): cursor would run it there; make one of them the login shell",
+		 shell);
+	return why;
 }
 
 /* The agent's allow (or, with --ask, ask) for a shell call, with `ui` (taken)
@@ -428,12 +473,7 @@ int hook_main(const struct hook_opts *o)
 		goto done;
 	}
 	/* before the routed check: the routed text itself would not hold */
-	const char *shell = unquotable_shell(o->agent);
-	if (shell) {
-		snprintf(why, sizeof why,
-			 "the login shell %.200s is not one whose quoting the routed command holds in (sh, bash, zsh, "
-			 "ksh, fish, csh): %s would run it there; make a POSIX shell the login shell",
-			 shell, agent_name[o->agent]);
+	if (unquotable_shell(o->agent, why, sizeof why)) {
 		rc = hook_deny(o->agent, why);
 		goto done;
 	}

@@ -327,6 +327,18 @@ for a in codex cursor; do
 	pay_$a "ls" | SHELL=/bin/zsh setpriv --reuid=12345 --regid=12345 --clear-groups "$other/sharness-client" hook $a >"$tmp/h.o" 2>"$tmp/h.e"
 	check_eq "hook $a: a login shell of zsh is rewritten" "$?:$(newcmd $a "$tmp/h.o")" "0:$other/sharness-client run -- 'ls'"
 done
+# csh and tcsh end a '…' at a newline; Codex runs bash for them, Cursor not.
+as_other() { SHELL=$1 setpriv --reuid=12345 --regid=12345 --clear-groups env PATH="$2" "$other/sharness-client" hook "$3" >"$tmp/h.o" 2>"$tmp/h.e"; }
+pay_cursor "ls" | as_other /bin/tcsh "$PATH" cursor
+rc=$?
+expect_deny cursor "a login shell of tcsh"
+pay_codex "ls" | as_other /usr/bin/fish "$PATH" codex
+check_eq "hook codex: a login shell of fish is rewritten (Codex runs bash for it)" "$?:$(newcmd codex "$tmp/h.o")" "0:$other/sharness-client run -- 'ls'"
+# Codex's exec_command takes a shell from the model: PowerShell installed is enough.
+mkdir -p "$other/bin" && printf '#!/bin/sh\n' >"$other/bin/pwsh" && chmod 755 "$other/bin" "$other/bin/pwsh"
+pay_codex "ls" | as_other /bin/bash "$other/bin:$PATH" codex
+rc=$?
+expect_deny codex "pwsh in PATH, a login shell of bash"
 rm -rf "$other"
 # --help or --version on a hook's command line (review s36): usage text and
 # exit 0 would run the command.
