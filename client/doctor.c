@@ -362,7 +362,8 @@ static int matches_shell(json_t *matcher)
  * Some builds then drop a hook's updatedInput and keep its
  * permissionDecision, so our "allow" would let the original command run
  * unsandboxed (docs/agents.md).  Fills `other` with its matcher and
- * command, sets `ask` when our hook leaves the decision to the agent, and
+ * command, sets `ask` when our hook sends no allow with a rewrite (it
+ * asks, or it denies unrouted calls, hook claude's default), and
  * `narrow` when our hook's matcher leaves out one of the shell tools. */
 static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask, int *narrow)
 {
@@ -379,7 +380,8 @@ static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask
 			if (!cmd)
 				continue;
 			if (strstr(cmd, "sharness-client")) {
-				*ask |= strstr(cmd, "--ask") != NULL;
+				/* only a --rewrite hook sends an updatedInput to drop */
+				*ask |= strstr(cmd, "--ask") != NULL || strstr(cmd, "--rewrite") == NULL;
 				*narrow |= !matches_tool(m, "Bash") || !matches_tool(m, "Monitor") ||
 					   !matches_tool(m, "PowerShell");
 			} else if (!other[0])
@@ -543,8 +545,9 @@ static void check_agent(struct doctor *d, const struct agent *a)
 		fail(d,
 		     "%s hook (%s): another PreToolUse hook may run for Bash too (%s, in %s); Claude Code "
 		     "builds that then drop a hook's updatedInput keep sharness's allow, so the agent's "
-		     "original command would run unsandboxed: remove or narrow that hook's matcher, or add "
-		     "--ask to sharness's ('%s hook claude --ask') so that such a command is asked about",
+		     "original command would run unsandboxed: drop --rewrite from sharness's hook (it then "
+		     "denies a call with the command to send instead), remove or narrow that hook's matcher, "
+		     "or add --ask to sharness's ('%s hook claude --ask') so that such a command is asked about",
 		     a->label, found_in, other, other_in, d->self);
 		return;
 	}

@@ -479,11 +479,10 @@ int hook_main(const struct hook_opts *o)
 	}
 	/* Deny with the routed form instead of rewriting (the model sends that
 	 * next): no answer of ours can then let the original run.  Asked for,
-	 * or Claude Code's bypassPermissions mode, where builds have dropped
-	 * updatedInput and kept the allow (review s36; docs/agents.md). */
-	const char *mode = json_string_value(json_object_get(root, "permission_mode"));
-	bool deny_unrouted =
-	    o->deny_unrouted || (o->agent == HOOK_CLAUDE && mode && strcmp(mode, "bypassPermissions") == 0);
+	 * and hook claude's default: Claude Code builds have dropped
+	 * updatedInput and kept the allow, which skips the prompt in every mode
+	 * (reviews s36; docs/agents.md).  --rewrite: one turn, on trust. */
+	bool deny_unrouted = o->deny_unrouted || (o->agent == HOOK_CLAUDE && !o->rewrite);
 	if (hook_is_routed(self, c.cmd, c.len, o)) {
 		rc = 0;	   /* idempotent: already goes through the client */
 		if (c.top) /* Cursor asks again before the rewritten command runs */

@@ -22,6 +22,7 @@ struct hook_opts {
 	const char *profile;	 /* NULL: the daemon's default */
 	int ask;		 /* 1: leave the permission decision to the agent */
 	int deny_unrouted;	 /* 1: deny a shell call with its routed form instead of rewriting it */
+	int rewrite;		 /* 1: hook claude rewrites (its default is deny_unrouted) */
 	const struct conf *conf; /* explicit --url/--cert/--key/--ca are passed on */
 };
 

