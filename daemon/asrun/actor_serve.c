@@ -192,16 +192,17 @@ bool actor_name_is_git(const char *name, size_t len)
 	return name_is(name, len, ".git") || (len == 5 && strncasecmp(name, "git~1", 5) == 0);
 }
 
+/* The four agents sharness hooks and the editors' and other agents'
+ * project settings that name MCP servers, hooks or commands: VS Code, Zed,
+ * Continue, Roo, Kiro, Amazon Q, Windsurf, opencode, aider. */
+static const char *const agent_config[] = {".claude",  ".cursor",   ".gemini",   ".codex",        ".vscode",
+                                           ".mcp.json", ".zed",     ".continue", ".roo",         ".kiro",
+                                           ".amazonq", ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
+
 bool actor_name_is_agent_config(const char *name, size_t len)
 {
-	/* The four agents sharness hooks and the editors' and other agents'
-	 * project settings that name MCP servers, hooks or commands: VS Code,
-	 * Zed, Continue, Roo, Kiro, Amazon Q, Windsurf, opencode, aider. */
-	static const char *const names[] = {".claude",  ".cursor",   ".gemini",   ".codex",   ".vscode",
-	                                    ".mcp.json", ".zed",     ".continue", ".roo",     ".kiro",
-	                                    ".amazonq", ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (name_is(name, len, names[i]))
+	for (size_t i = 0; i < sizeof(agent_config) / sizeof(agent_config[0]); i++)
+		if (name_is(name, len, agent_config[i]))
 			return true;
 	return false;
 }
@@ -463,6 +464,62 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 	return 0;
 }
 
+/* 0, or the refusal when `path` (relative to `base`), as the run named it,
+ * goes through an AI agent's configuration in a guarded tree: a `.claude`
+ * that is a symlink to elsewhere is still where the agent reads, though
+ * what it leads to has no such name (review s36 fixes).  Each component
+ * of that name is judged in the directory that holds it. */
+static int named_agent_check(int base, const char *path)
+{
+	char prefix[PATH_MAX], real[PATH_MAX];
+	size_t len = strnlen(path, sizeof(prefix));
+	if (len >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < len;) {
+		size_t start = i, n;
+		while (start < len && path[start] == '/')
+			start++;
+		n = strcspn(path + start, "/");
+		if (n && actor_name_is_agent_config(path + start, n)) {
+			/* the directory holding it: the path before it, as the kernel
+			 * resolves it (the root for an absolute one) */
+			memcpy(prefix, path, start);
+			prefix[start] = '\0';
+			int dir = openat(base, start ? prefix : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			bool guarded_here = dir >= 0 && fdpath_of(hostproc, dir, real, sizeof(real)) >= 0 &&
+			                    guarded_len(real, guarded, n_guarded) != SIZE_MAX;
+			if (dir >= 0)
+				close(dir);
+			if (guarded_here)
+				return refuse_agent(EROFS);
+		}
+		i = start + n;
+	}
+	return 0;
+}
+
+/* Whether the directory `dir` lies in a guarded tree. */
+static bool in_guarded(int dir)
+{
+	char real[PATH_MAX];
+	return fdpath_of(hostproc, dir, real, sizeof(real)) >= 0 && guarded_len(real, guarded, n_guarded) != SIZE_MAX;
+}
+
+/* Whether the directory `name` in `dir` holds an AI agent's configuration
+ * at its top: moving it moves that away from where the agent reads. */
+static bool holds_agent_config(int dir, const char *name)
+{
+	struct stat st;
+	int d = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return false; /* not a directory (or gone: rename answers) */
+	bool found = false;
+	for (size_t i = 0; i < sizeof(agent_config) / sizeof(agent_config[0]) && !found; i++)
+		found = fstatat(d, agent_config[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(d);
+	return found;
+}
+
 /* open(2) with write access or O_CREAT: returns the new fd or -errno. */
 static int act_open(int base, const char *path, int flags, mode_t mode, int depth)
 {
@@ -472,10 +529,12 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 		int fd = openat(base, path, flags | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
+	int rc = depth == 0 ? named_agent_check(base, path) : 0;
+	if (rc < 0)
+		return rc;
 	int dir = open_parent(base, path, name, sizeof(name), &slash);
 	if (dir < 0)
 		return dir;
-	int rc;
 	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
 		/* An unnamed file in the directory `path` itself. */
 		int at = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -564,6 +623,9 @@ static int act_open(int base, const char *path, int flags, mode_t mode, int dept
 static int entry_at(int base, const char *path, char *name, size_t namelen, enum entry_use use)
 {
 	bool slash;
+	int rc0 = named_agent_check(base, path);
+	if (rc0 < 0)
+		return rc0;
 	int dir = open_parent(base, path, name, namelen, &slash);
 	if (dir < 0)
 		return dir;
@@ -578,6 +640,9 @@ static int entry_at(int base, const char *path, char *name, size_t namelen, enum
 /* A file the call follows to (chmod, truncate, link's source). */
 static int target_of(int base, const char *path, bool follow)
 {
+	int rc0 = named_agent_check(base, path);
+	if (rc0 < 0)
+		return rc0;
 	int fd = openat(base, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return -errno;
@@ -667,6 +732,13 @@ static int do_request(const struct actor_req *q, int fd0, int fd1, int *out_fd)
 		if ((d2 = entry_at(base1, q->b, name2, sizeof(name2), ENTRY_NEW)) < 0) {
 			rc = d2;
 			d2 = -1;
+			break;
+		}
+		/* A directory that holds an agent's configuration keeps it where
+		 * the agent reads (both of an exchange move). */
+		if (in_guarded(d) && (holds_agent_config(d, name) ||
+		                      ((q->flags & RENAME_EXCHANGE) && holds_agent_config(d2, name2)))) {
+			rc = refuse_agent(EROFS);
 			break;
 		}
 		rc = renameat2(d, name, d2, name2, (unsigned)q->flags) < 0 ? -errno : 0;

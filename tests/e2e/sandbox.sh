@@ -477,10 +477,14 @@ verdict ".git: ordinary writes, renames and git in /tmp still work" \
 # Claude Code, Cursor, Gemini CLI and Codex read project settings that carry
 # hooks, MCP servers and environment: the agent runs them on the host, so one
 # run could switch the sharness hook off or plant a host command.
-mkdir -p "$WS/cfg/.vscode"
+mkdir -p "$WS/cfg/.vscode" "$WS/proj/.claude" "$WS/shared" "$WS/linked"
 printf '{"version":"2.0.0","tasks":[]}\n' >"$WS/cfg/.vscode/tasks.json"
-chown -R 12345:12345 "$WS/cfg"
+printf '{"hooks":{}}\n' >"$WS/proj/.claude/settings.json"
+printf '{"hooks":{}}\n' >"$WS/shared/settings.json"
+ln -s ../shared "$WS/linked/.claude"   # a project's .claude kept elsewhere (a monorepo, dotfiles)
+chown -R 12345:12345 "$WS/cfg" "$WS/proj" "$WS/shared" "$WS/linked"
 agent_sum=$(cd "$WS/cfg" && sha256sum .vscode/tasks.json)
+shared_sum=$(sha256sum <"$WS/shared/settings.json")
 verdict "agent config: .claude/settings.local.json cannot be made" \
 	'mkdir .claude 2>&1; mkdir -p sub && echo "{\"disableAllHooks\":true}" > sub/.claude 2>&1' \
 	"$git_denied.*$git_denied" probew
@@ -496,8 +500,19 @@ attack "agent config: the denial names the lock" 'echo "{}" > .mcp.json' probew 
 	check_match "agent config: the denial names the lock" \
 		"$(jf '.denials[] | "\(.lock): \(.detail) | \(.hint)"')" \
 		"^agent-config: refused open .mcp.json: it would change an AI agent.s configuration.* \| runs may not change an AI agent.s own configuration"
+# review s36 fixes: a .claude that is a symlink is still the agent's, and a
+# project's directory moved away takes its configuration from where the
+# agent reads it.
+verdict "agent config: nor written through a .claude that is a symlink" \
+	'echo "{\"disableAllHooks\":true}" > linked/.claude/settings.json' "$git_denied" probew
+verdict "agent config: a directory holding one is not moved away (nor exchanged)" \
+	'mv proj proj.old 2>&1; mkdir -p other && python3 -c "import ctypes, os; r = ctypes.CDLL(None, use_errno=True).renameat2(-100, b\"proj\", -100, b\"other\", 2); print(\"exchange\", r, os.strerror(ctypes.get_errno()))"; rmdir other' \
+	"$git_denied.*
+exchange -1 (Read-only file system|Operation not permitted)" probew
+check_eq "agent config: the shared settings and the project are unchanged on the host" \
+	"$(sha256sum <"$WS/shared/settings.json") $(ls -A "$WS/proj")" "$shared_sum .claude"
 check_eq "agent config: nothing was made or changed on the host" \
-	"$(cd "$WS" && find . -iname '.claude' -o -iname '.mcp.json' -o -iname '.cursor' -o -iname '.gemini' -o -iname '.codex' | sort) $(cd "$WS/cfg" && sha256sum .vscode/tasks.json)" \
+	"$(cd "$WS" && find . \( -path ./proj/.claude -o -path ./linked/.claude \) -prune -o \( -iname '.claude' -o -iname '.mcp.json' -o -iname '.cursor' -o -iname '.gemini' -o -iname '.codex' \) -print | sort) $(cd "$WS/cfg" && sha256sum .vscode/tasks.json)" \
 	" $agent_sum"
 verdict "agent config: a project's other dot files still work" \
 	'echo x > .editorconfig && mkdir -p .github && echo y > .github/ci.yml && cat .editorconfig .github/ci.yml && rm -r .editorconfig .github' \
