@@ -350,6 +350,25 @@ static int matches_tool(json_t *matcher, const char *tool)
 	return 0;
 }
 
+/* Whether the matcher surely selects `tool`: none, "", "*", or a plain
+ * list naming it exactly (a pattern or a part of the name may not). */
+static int covers_tool(json_t *matcher, const char *tool)
+{
+	const char *m = json_string_value(matcher);
+	if (!m || !*m || strcmp(m, "*") == 0)
+		return 1;
+	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_| ")] != '\0')
+		return 0;
+	for (const char *p = m; *p;) {
+		p += strspn(p, " |");
+		size_t n = strcspn(p, " |");
+		if (n == strlen(tool) && strncmp(p, tool, n) == 0)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
 /* Claude Code's tools that run a command (docs/agents.md): the hook
  * rewrites Bash and Monitor and denies PowerShell, so its matcher must
  * select all three. */
@@ -382,8 +401,8 @@ static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask
 			if (strstr(cmd, "sharness-client")) {
 				/* only a --rewrite hook sends an updatedInput to drop */
 				*ask |= strstr(cmd, "--ask") != NULL || strstr(cmd, "--rewrite") == NULL;
-				*narrow |= !matches_tool(m, "Bash") || !matches_tool(m, "Monitor") ||
-					   !matches_tool(m, "PowerShell");
+				*narrow |= !covers_tool(m, "Bash") || !covers_tool(m, "Monitor") ||
+					   !covers_tool(m, "PowerShell");
 			} else if (!other[0])
 				snprintf(other, n, "matcher '%.60s': '%.150s'",
 				         json_string_value(json_object_get(group, "matcher")) ?: "", cmd);

@@ -189,7 +189,7 @@ static bool name_is(const char *name, size_t len, const char *want)
 /* Would git take an entry of this name for a repository (or its alias)? */
 bool actor_name_is_git(const char *name, size_t len)
 {
-	return name_is(name, len, ".git") || (len == 5 && strncasecmp(name, "git~1", 5) == 0);
+	return name_is(name, len, ".git") || name_is(name, len, "git~1");
 }
 
 /* The four agents sharness hooks and the editors' and other agents'

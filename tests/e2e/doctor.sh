@@ -204,6 +204,10 @@ client_run doctor
 check_eq "client doctor, sharness's matcher is Bash alone: exit 1" "$RC" 1
 check_match "... ✘ naming the matcher to use" "$OUT" \
 	"✘ Claude Code hook .*its matcher leaves out Monitor or PowerShell.*\"Bash\|Monitor\|PowerShell\""
+jq -n --arg c "$CLIENT hook claude" '{hooks: {PreToolUse: [{matcher: "Bash|Mon|Power", hooks: [{type: "command", command: $c}]}]}}' \
+	>"$HOME/.claude/settings.json"
+client_run doctor
+check_eq "... parts of the names (Bash|Mon|Power) do not cover them: exit 1" "$RC/$(grep -c 'leaves out Monitor or PowerShell' <<<"$OUT")" 1/1
 claude_hooks " --rewrite" "Bash|Edit"
 client_run doctor
 check_eq "client doctor, another hook for Bash beside sharness's allow with a rewrite (--rewrite): exit 1" "$RC" 1
