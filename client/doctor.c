@@ -324,45 +324,26 @@ static void collect_toml(const char *text, struct hook_cmd *out, size_t *n)
 	}
 }
 
-/* Whether a Claude Code matcher may select the tool `tool`.  None, "" and
- * "*" select every tool; a list of names ("Bash", "Edit | Write") selects
- * those (or, as a pattern, any name they are part of); anything else is a
- * JavaScript regular expression, which is not compiled here (a project's
- * settings are the checkout's, and a pattern can take a regex engine
- * minutes): it may select the tool. */
-static int matches_tool(json_t *matcher, const char *tool)
+/* Whether a Claude Code matcher selects the tool `tool`.  None, "" and "*"
+ * select every tool; a list of names ("Bash", "Edit | Write") selects those;
+ * anything else is a JavaScript regular expression, which is not compiled
+ * here (a project's settings are the checkout's, and a pattern can take a
+ * regex engine minutes).  `surely`: whether it surely does (a pattern or a
+ * part of the name may not), else whether it may (a pattern may; so may a
+ * part of the name, which Claude Code may match anywhere in it). */
+static int selects(json_t *matcher, const char *tool, bool surely)
 {
 	const char *m = json_string_value(matcher);
 	if (!m || !*m || strcmp(m, "*") == 0)
 		return 1;
 	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_| ")] != '\0')
-		return 1;
-	/* A name counts when it is part of the tool's: Claude Code may match a
-	 * pattern anywhere in the tool's name. */
+		return !surely;
 	for (const char *p = m; *p;) {
 		p += strspn(p, " |");
 		size_t n = strcspn(p, " |");
 		char name[16];
-		if (n && n <= strlen(tool) && (snprintf(name, sizeof(name), "%.*s", (int)n, p), strstr(tool, name)))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-/* Whether the matcher surely selects `tool`: none, "", "*", or a plain
- * list naming it exactly (a pattern or a part of the name may not). */
-static int covers_tool(json_t *matcher, const char *tool)
-{
-	const char *m = json_string_value(matcher);
-	if (!m || !*m || strcmp(m, "*") == 0)
-		return 1;
-	if (m[strspn(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_| ")] != '\0')
-		return 0;
-	for (const char *p = m; *p;) {
-		p += strspn(p, " |");
-		size_t n = strcspn(p, " |");
-		if (n == strlen(tool) && strncmp(p, tool, n) == 0)
+		if (n && n <= strlen(tool) && (snprintf(name, sizeof(name), "%.*s", (int)n, p), strstr(tool, name)) &&
+		    (!surely || n == strlen(tool)))
 			return 1;
 		p += n;
 	}
@@ -374,7 +355,7 @@ static int covers_tool(json_t *matcher, const char *tool)
  * select all three. */
 static int matches_shell(json_t *matcher)
 {
-	return matches_tool(matcher, "Bash") || matches_tool(matcher, "Monitor");
+	return selects(matcher, "Bash", false) || selects(matcher, "Monitor", false);
 }
 
 /* Claude Code: another PreToolUse hook that runs for Bash, besides ours.
@@ -401,8 +382,8 @@ static void claude_other_bash_hook(json_t *root, char *other, size_t n, int *ask
 			if (strstr(cmd, "sharness-client")) {
 				/* only a --rewrite hook sends an updatedInput to drop */
 				*ask |= strstr(cmd, "--ask") != NULL || strstr(cmd, "--rewrite") == NULL;
-				*narrow |= !covers_tool(m, "Bash") || !covers_tool(m, "Monitor") ||
-					   !covers_tool(m, "PowerShell");
+				*narrow |= !selects(m, "Bash", true) || !selects(m, "Monitor", true) ||
+					   !selects(m, "PowerShell", true);
 			} else if (!other[0])
 				snprintf(other, n, "matcher '%.60s': '%.150s'",
 				         json_string_value(json_object_get(group, "matcher")) ?: "", cmd);
