@@ -204,8 +204,11 @@ relay_unit_checks() {
 unit_prop() { as_vmlab systemctl --user show -p "$1" --value sharness-relay; }
 # The relay's socket is one that PID holds.
 relay_bound_by() {
-	local ino f
-	ino=$(awk -v p="$(relay_socks)" '$8 == p { print $7 }' /proc/net/unix)
+	local ino f p
+	p=$(relay_socks)
+	# The relay binds its socket by name from inside the checked ticket
+	# directory (client/relay.c, listen_here): the kernel lists that name.
+	ino=$(awk -v p="$p" -v b="${p##*/}" '$8 == p || $8 == b { print $7 }' /proc/net/unix)
 	[ -n "$ino" ] || return 1
 	for f in "/proc/$1/fd/"*; do [ "$(readlink "$f")" = "socket:[$ino]" ] && return 0; done
 	return 1
