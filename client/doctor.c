@@ -33,6 +33,7 @@
 #include <openssl/x509.h>
 
 #include "api.h"
+#include "hook.h"
 #include "relay.h"
 #include "tls.h"
 
@@ -414,16 +415,7 @@ static int hook_program(const char *cmd, char *prog, size_t n)
 	snprintf(prog, n, "%.*s", (int)len, p);
 	if (strchr(prog, '/'))
 		return access(prog, X_OK);
-	const char *path = getenv("PATH");
-	char buf[4096], cand[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
-	char *save = NULL;
-	for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(cand, sizeof(cand), "%.2000s/%.1000s", dir, prog);
-		if (access(cand, X_OK) == 0)
-			return 0;
-	}
-	return -1;
+	return hook_on_path(prog) ? 0 : -1;
 }
 
 static bool already_read(const struct stat *before, size_t n, const struct stat *st)

@@ -351,15 +351,18 @@ static bool have_pwsh(void)
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
 		if (access(fixed[i], X_OK) == 0)
 			return true;
+	return hook_on_path("pwsh") || hook_on_path("powershell");
+}
+
+bool hook_on_path(const char *name)
+{
 	const char *path = getenv("PATH");
-	char dirs[4096], cand[4200], *save = NULL;
-	snprintf(dirs, sizeof dirs, "%s", path ? path : "");
+	char dirs[4096], cand[PATH_MAX], *save = NULL;
+	snprintf(dirs, sizeof dirs, "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
 	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save))
-		for (int k = 0; k < 2; k++)
-			if (d[0] == '/' && snprintf(cand, sizeof cand, "%s/%s", d, k ? "powershell" : "pwsh") <
-					       (int)sizeof cand &&
-			    access(cand, X_OK) == 0)
-				return true;
+		if (snprintf(cand, sizeof cand, "%s/%s", d, name) < (int)sizeof cand &&
+		    access(cand, X_OK) == 0)
+			return true;
 	return false;
 }
 

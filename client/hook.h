@@ -11,6 +11,7 @@
 #ifndef SHARNESS_CLIENT_HOOK_H
 #define SHARNESS_CLIENT_HOOK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "conf.h"
@@ -38,6 +39,11 @@ char *hook_rewrite(const char *self, const char *cmd, size_t len, long timeout_s
 /* 1 when cmd is exactly what hook_rewrite(self, CMD, T, o) gives for some
  * CMD and timeout T, else 0: nothing else counts as already routed. */
 int hook_is_routed(const char *self, const char *cmd, size_t len, const struct hook_opts *o);
+
+/* Whether `name` (no slash) is an executable file in a directory of $PATH
+ * (unset: /usr/local/bin:/usr/bin:/bin), as a shell would find it (a
+ * relative entry from the working directory).  Also doctor.c's. */
+bool hook_on_path(const char *name);
 
 /* The agent's deny answer with why (stderr; Cursor also a JSON reply on
  * stdout): the exit code to return, 2, or 0 for Cursor. */
