@@ -46,13 +46,13 @@ COMMON_SRCS := $(addprefix daemon/common/,auditfile.c config.c errmsg.c fdio.c h
                  log.c path.c privsep.c procstatus.c profile.c utf8.c)
 START_SRCS  := $(addprefix daemon/start/,doctor.c frontexec.c gitdirs.c instance.c keepout.c main.c policy.c \
                  cgsetup.c sandbox_filter.c uidrange.c) \
-                 daemon/common/gitdir.c # with the actor: which git directory a worktree has
+                 daemon/common/gitdir.c daemon/common/guardnames.c # with the actor: which git directory a worktree has, the names it guards
 ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c mount.c ns.c runcg.c sandbox.c \
                  seccomp.c supervise.c uidpool.c)
 ASRUN_SRCS  := $(addprefix daemon/asrun/,directexec.c job.c notify.c sandbox_run.c usage.c watch.c)
 # sharness-actor: a run's file actor, exec'd as the run (root/actor.c).
 ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c connect_run.c fdpath.c gitpaths.c) \
-                 $(addprefix daemon/common/,gitdir.c path.c privsep.c utf8.c)
+                 $(addprefix daemon/common/,gitdir.c guardnames.c path.c privsep.c utf8.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
                  http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c proxy_request.c reply.c request.c runflow.c \
                  runq.c tls.c)

@@ -43,6 +43,7 @@
 #include "connect_run.h"
 #include "fdpath.h"
 #include "gitpaths.h"
+#include "guardnames.h"
 #include "path.h"
 #include "privsep.h"
 #include "profile.h"
@@ -142,71 +143,6 @@ static const char *op_name(uint32_t op)
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
 
-/* The length of a code point that HFS+ and, before Linux 6.13, a
- * casefolding ext4 or f2fs directory ignore in a name (git's
- * is_hfs_dotgit skips the same: U+200C-200F, U+202A-202E, U+206A-206F,
- * U+FEFF), at p; 0 for any other. */
-static size_t ignorable(const unsigned char *p, size_t left)
-{
-	if (left < 3)
-		return 0;
-	if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
-		return 3;
-	if (p[0] != 0xe2)
-		return 0;
-	return (p[1] == 0x80 && ((p[2] >= 0x8c && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae))) ||
-	               (p[1] == 0x81 && p[2] >= 0xaa && p[2] <= 0xaf)
-	           ? 3
-	           : 0;
-}
-
-/* Is `name` (len bytes) `want` as a casefolding or HFS+ file system sees
- * it: without the ignorable code points, in any case, and with any
- * trailing dots and spaces (which NTFS drops)? */
-static bool name_is(const char *name, size_t len, const char *want)
-{
-	char plain[NAME_MAX + 1];
-	size_t n = 0, w = strlen(want);
-	for (size_t i = 0; i < len && n < sizeof(plain);) {
-		size_t skip = ignorable((const unsigned char *)name + i, len - i);
-		if (skip)
-			i += skip;
-		else
-			plain[n++] = name[i++];
-	}
-	if (n < len) {
-		name = plain;
-		len = n;
-	}
-	if (len < w || strncasecmp(name, want, w) != 0)
-		return false;
-	for (size_t i = w; i < len; i++)
-		if (name[i] != '.' && name[i] != ' ')
-			return false;
-	return true;
-}
-
-/* Would git take an entry of this name for a repository (or its alias)? */
-bool actor_name_is_git(const char *name, size_t len)
-{
-	return name_is(name, len, ".git") || name_is(name, len, "git~1");
-}
-
-/* The four agents sharness hooks and the editors' and other agents'
- * project settings that name MCP servers, hooks or commands: VS Code, Zed,
- * Continue, Roo, Kiro, Amazon Q, Windsurf, opencode, aider. */
-static const char *const agent_config[] = {".claude",  ".cursor",   ".gemini",   ".codex",        ".vscode",
-                                           ".mcp.json", ".zed",     ".continue", ".roo",         ".kiro",
-                                           ".amazonq", ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
-
-bool actor_name_is_agent_config(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(agent_config) / sizeof(agent_config[0]); i++)
-		if (name_is(name, len, agent_config[i]))
-			return true;
-	return false;
-}
-
 /* The length of the shortest guarded tree `path` lies in (without its
  * trailing slashes), or SIZE_MAX. */
 static size_t guarded_len(const char *path, const char *const *trees, size_t n_trees)
@@ -244,12 +180,12 @@ static bool path_has(const char *path, const char *const *trees, size_t n_trees,
 
 bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
 {
-	return path_has(path, trees, n_trees, actor_name_is_git);
+	return path_has(path, trees, n_trees, guard_name_is_git);
 }
 
 bool actor_path_in_agent_config(const char *path, const char *const *trees, size_t n_trees)
 {
-	return path_has(path, trees, n_trees, actor_name_is_agent_config);
+	return path_has(path, trees, n_trees, guard_name_is_agent_config);
 }
 
 /* Is there an entry `name` in the directory whose path is `dir` (len
@@ -447,9 +383,9 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 		return rc;
 	if ((rc = entry_git_runs(real, (size_t)n, name, use == ENTRY_NEW)) < 0)
 		return rc;
-	if (actor_name_is_agent_config(name, strlen(name)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX)
+	if (guard_name_is_agent_config(name, strlen(name)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX)
 		return refuse_agent(creating ? EPERM : EROFS);
-	bool dotgit = actor_name_is_git(name, strlen(name));
+	bool dotgit = guard_name_is_git(name, strlen(name));
 	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
 	                         strcmp(name, "refs") == 0 || strcmp(name, "commondir") == 0);
 	if (dotgit) {
@@ -480,7 +416,7 @@ static int named_agent_check(int base, const char *path)
 		while (start < len && path[start] == '/')
 			start++;
 		n = strcspn(path + start, "/");
-		if (n && actor_name_is_agent_config(path + start, n)) {
+		if (n && guard_name_is_agent_config(path + start, n)) {
 			/* the directory holding it: the path before it, as the kernel
 			 * resolves it (the root for an absolute one) */
 			memcpy(prefix, path, start);
@@ -514,8 +450,8 @@ static bool holds_agent_config(int dir, const char *name)
 	if (d < 0)
 		return false; /* not a directory (or gone: rename answers) */
 	bool found = false;
-	for (size_t i = 0; i < sizeof(agent_config) / sizeof(agent_config[0]) && !found; i++)
-		found = fstatat(d, agent_config[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+	for (size_t i = 0; i < GUARD_AGENT_CONFIG_N && !found; i++)
+		found = fstatat(d, guard_agent_config[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
 	close(d);
 	return found;
 }

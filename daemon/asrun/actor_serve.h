@@ -17,16 +17,10 @@ struct sandbox_spec;
  * chroot. */
 noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *spec);
 
-/* The name tests, exported for the unit tests. */
-bool actor_name_is_git(const char *name, size_t len);
+/* The path tests, exported for the unit tests: is `path` (absolute, as
+ * the kernel prints it) in a guarded tree, with a component below that
+ * tree that guardnames.h names? */
 bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees);
-/* The same for the AI agents' project configuration: .claude, .cursor,
- * .gemini, .codex, .vscode, .mcp.json and the other agents' and editors'
- * (actor_serve.c lists them), compared as .git is (case,
- * ignorable code points, trailing dots and spaces).  An agent on the host
- * runs the hooks, MCP servers and commands these name: a run may not
- * create, change or remove them in a guarded tree (review s36). */
-bool actor_name_is_agent_config(const char *name, size_t len);
 bool actor_path_in_agent_config(const char *path, const char *const *trees, size_t n_trees);
 
 #endif

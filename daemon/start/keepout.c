@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "guardnames.h"
 #include "path.h"
 
 /* The real path of `path`, or of its directory plus its last name when it
@@ -125,6 +126,53 @@ static int placed_safely(const struct config *c, const struct profile_set *ps, c
 	return 0;
 }
 
+/* Is the directory `dir` a git directory by git's own test (HEAD, and
+ * objects and refs or a commondir)?  Git takes one by any name. */
+static bool git_dir_by_marks(const char *dir)
+{
+	char p[PATH_MAX];
+	const char *const marks[] = {"HEAD", "objects", "refs", "commondir"};
+	bool has[4];
+	for (int i = 0; i < 4; i++)
+		has[i] = snprintf(p, sizeof(p), "%s/%s", dir, marks[i]) < (int)sizeof(p) && access(p, F_OK) == 0;
+	return has[0] && ((has[1] && has[2]) || has[3]);
+}
+
+/* A write_paths entry is a tree the actor guards only below its top: one
+ * that lies in a repository's .git or git directory (a bare one's
+ * `hooks/`), or in an AI agent's project configuration (~/.gemini,
+ * ~/.vscode/extensions), would let runs write what the person's git or
+ * agent runs on the host (SPEC §15.2).  Each component is looked at as
+ * written and resolved.  0, or -1 with the sentence in err. */
+static int writable_safely(const char *who, const char *path, const char *real, char *err, size_t errlen)
+{
+	const char *ps[2] = {path, real};
+	for (int k = 0; k < 2; k++) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", ps[k]);
+		for (char *p = dir; *p;) {
+			while (*p == '/')
+				p++;
+			size_t len = strcspn(p, "/");
+			bool git = len && guard_name_is_git(p, len), agent = len && guard_name_is_agent_config(p, len);
+			char end = p[len];
+			p[len] = '\0';
+			git |= k == 1 && git_dir_by_marks(dir);
+			if (git || agent) {
+				errmsg_set(err, errlen,
+				           "%s lies in %s, %s, so its runs could write what the person's %s runs on "
+				           "the host; name a path outside it",
+				           who, dir, git ? "a git directory" : "an AI agent's or editor's configuration",
+				           git ? "git" : "agent or editor");
+				return -1;
+			}
+			p[len] = end;
+			p += len;
+		}
+	}
+	return 0;
+}
+
 int keepout_profiles(const struct config *c, const struct profile_set *ps, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < ps->n; i++) {
@@ -149,6 +197,8 @@ int keepout_profiles(const struct config *c, const struct profile_set *ps, char 
 					return -1;
 				}
 				int rc = placed_safely(c, ps, who, path, real, err, errlen);
+				if (rc == 0 && lists[l].v == p->write_paths)
+					rc = writable_safely(who, path, real, err, errlen);
 				free(real);
 				if (rc < 0)
 					return -1;

@@ -24,8 +24,10 @@ int keepout_check(const struct config *c, char *err, size_t errlen);
 
 /* 0 when no profile's read_paths, write_paths or exec_paths entry lies in
  * or above a workspace or strictly inside any profile's write_paths entry,
- * as written or resolved, and each one resolves (a missing tail is fine);
- * else -1 with one sentence in err.  Root places those paths while it
+ * as written or resolved, no write_paths entry lies in a .git, a git
+ * directory or an AI agent's project configuration (guardnames.h), and
+ * each one resolves (a missing tail is fine); else -1 with one sentence in
+ * err.  Root places those paths while it
  * builds a sandbox, following symlinks, and a run may make any part of what
  * it can write a symlink to anywhere; one above a workspace would hide the
  * workspace's own mount. */

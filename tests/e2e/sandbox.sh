@@ -491,6 +491,9 @@ verdict "agent config: .claude/settings.local.json cannot be made" \
 verdict "agent config: nor .mcp.json, .cursor, .gemini or .codex, in any case" \
 	'{ echo "{}" > .mcp.json; for n in .Cursor .GEMINI .codex; do mkdir "cfg/$n" || true; done; } 2>&1 | grep -cE "Operation not permitted|Read-only file system"' \
 	'^4$' probew
+verdict "agent config: nor by a name a casefolding directory folds to one (U+017F, U+212A)" \
+	'for n in "$(printf ".cur\305\277or")" "$(printf ".\342\204\252iro")"; do mkdir "cfg/$n"; done 2>&1 | grep -cE "Operation not permitted|Read-only file system"' \
+	'^2$' probew
 verdict "agent config: nor made by a rename" 'mkdir -p evil && echo "{}" > evil/settings.json && mv evil .claude 2>&1; rm -rf evil' \
 	"$git_denied" probew
 verdict "agent config: the person's .vscode/tasks.json cannot be written, removed or moved" \

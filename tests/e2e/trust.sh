@@ -122,6 +122,23 @@ with_profile write_paths "$T/shared"
 check_eq "... the same write_paths entry in two profiles: accepted" "$PRC" 0
 with_profile read_paths "$T/secrets.txt"
 check_eq "a profile path outside every workspace and write_paths entry: accepted" "$PRC" 0
+# A write_paths entry is guarded only below its top: one in a .git, a git
+# directory or an agent's configuration would let runs write what the
+# person's git or agent runs on the host.
+mkdir -p "$T/outside/agent/.gemini" "$T/outside/bare.git/hooks" "$T/outside/bare.git/objects" "$T/outside/bare.git/refs"
+echo 'ref: refs/heads/main' >"$T/outside/bare.git/HEAD"
+ln -s agent/.gemini "$T/outside/gem"
+profile_case "write_paths that is an agent's configuration (~/.gemini)" write_paths "$T/outside/agent/.gemini" \
+	"profile inws: write_paths entry $T/outside/agent/.gemini lies in $T/outside/agent/.gemini, an AI agent's or editor's configuration, so its runs could write what the person's agent or editor runs"
+profile_case "... or reached through a symlink" write_paths "$T/outside/gem" \
+	"write_paths entry $T/outside/gem lies in $T/outside/agent/.gemini, an AI agent"
+profile_case "write_paths in a bare repository (its hooks)" write_paths "$T/outside/bare.git/hooks" \
+	"write_paths entry $T/outside/bare.git/hooks lies in $T/outside/bare.git, a git directory, so its runs could write what the person's git runs"
+profile_case "write_paths in a .git, any case" write_paths "$T/outside/x/.GIT/hooks" \
+	"write_paths entry $T/outside/x/.GIT/hooks lies in $T/outside/x/.GIT, a git directory"
+fresh_profiles
+with_profile read_paths "$T/outside/agent/.gemini"
+check_eq "... a read_paths entry there: accepted (runs read it only)" "$PRC" 0
 
 # --- the development defaults of make run keep certificates and state out of
 # the checkout (the default workspace) -----------------------------------------

@@ -4,13 +4,14 @@
  * in a real sandbox, is tested end to end (tests/e2e/sandbox.sh ".git: ...").
  */
 #include "actor_serve.h"
+#include "guardnames.h"
 #include "harness.h"
 
 #include <string.h>
 
 static bool name(const char *n)
 {
-	return actor_name_is_git(n, strlen(n));
+	return guard_name_is_git(n, strlen(n));
 }
 
 TEST(git_names)
@@ -66,13 +67,15 @@ TEST(agent_config)
 	const char *const trees[] = {"/home/p/ws"};
 	static const char *const yes[] = {".claude", ".CLAUDE", ".mcp.json", ".Mcp.Json", ".cursor", ".gemini",
 	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude", ".zed", ".Roo",
-	                                  ".kiro", "opencode.json", ".aider.conf.yml"};
+	                                  ".kiro", "opencode.json", ".aider.conf.yml",
+	                                  /* as a casefolding ext4 or f2fs directory folds them */
+	                                  ".cur\xc5\xbfor", ".\xe2\x84\xaaIRO", ".mcp.j\xc5\xbfon", ".v\xc5\xbf" "code"};
 	static const char *const no[] = {"claude", ".claudex", ".mcp.json5", "mcp.json", ".cursorrules", ".github",
-	                                 ".git", "CLAUDE.md", ".vscodeignore", ""};
+	                                 ".git", "CLAUDE.md", ".vscodeignore", ".c\xc5\xbflaude", ".cur\xc5or", ""};
 	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
-		CHECK(actor_name_is_agent_config(yes[i], strlen(yes[i])));
+		CHECK(guard_name_is_agent_config(yes[i], strlen(yes[i])));
 	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-		CHECK(!actor_name_is_agent_config(no[i], strlen(no[i])));
+		CHECK(!guard_name_is_agent_config(no[i], strlen(no[i])));
 	CHECK(actor_path_in_agent_config("/home/p/ws/.claude/settings.local.json", trees, 1));
 	CHECK(actor_path_in_agent_config("/home/p/ws/sub/.vscode/tasks.json", trees, 1));
 	CHECK(actor_path_in_agent_config("/home/p/ws/.mcp.json", trees, 1));
