@@ -51,7 +51,7 @@ ROOT_SRCS   := $(addprefix daemon/root/,actor.c check.c initclone.c launcher.c m
                  seccomp.c supervise.c uidpool.c)
 ASRUN_SRCS  := $(addprefix daemon/asrun/,directexec.c job.c notify.c sandbox_run.c usage.c watch.c)
 # sharness-actor: a run's file actor, exec'd as the run (root/actor.c).
-ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c connect_run.c fdpath.c gitpaths.c) \
+ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c agentpaths.c connect_run.c fdpath.c gitpaths.c) \
                  $(addprefix daemon/common/,gitdir.c guardnames.c path.c privsep.c utf8.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
                  http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c proxy_request.c reply.c request.c runflow.c \

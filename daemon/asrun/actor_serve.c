@@ -103,10 +103,11 @@ static int refuse(int err)
 	return refuse_why(err, "it would create or change a .git");
 }
 
-/* A path the person's git runs or reads as config (gitpaths.h). */
-static int refuse_git_runs(const char *why)
+/* A path the person's git runs or reads as config, or an AI agent's
+ * configuration runs (gitpaths.h: `agent`). */
+static int refuse_git_runs(const char *why, bool agent)
 {
-	return refuse_as(ACTOR_DENIED_GIT_RUNS, EACCES, why);
+	return refuse_as(agent ? ACTOR_DENIED_AGENT : ACTOR_DENIED_GIT_RUNS, EACCES, why);
 }
 
 #define GIT_DIR_WHY "it would create or change a git directory (HEAD, objects, refs), which git reads by any name"
@@ -258,8 +259,10 @@ static int in_git_dir(const char *real)
 			int dotgit = entry_state(buf, i, ".git", NULL, &st);
 			if (dotgit < 0)
 				return -1;
-			if (dotgit)
-				gitrepos_visit(&git_repos, hostproc, buf, st.st_dev, st.st_ino);
+			/* A guarded tree's top is read without a .git too: what the
+			 * agents' configuration there runs (agentpaths.h). */
+			if (dotgit || i == skip)
+				gitrepos_visit(&git_repos, hostproc, buf, dotgit ? st.st_dev : 0, dotgit ? st.st_ino : 0);
 		}
 	return 0;
 }
@@ -278,8 +281,9 @@ static int path_git_check(const char *real)
 	int in_git = in_git_dir(real);
 	if (in_git)
 		return in_git > 0 ? refuse_why(EROFS, GIT_DIR_WHY) : refuse_why(EACCES, UNSURE_WHY);
-	const char *why = gitrepos_why(&git_repos, real, false);
-	return why ? refuse_git_runs(why) : 0;
+	bool agent;
+	const char *why = gitrepos_why(&git_repos, real, false, &agent);
+	return why ? refuse_git_runs(why, agent) : 0;
 }
 
 /* 0, or the refusal for an fd in a .git, a git directory or a path the
@@ -301,9 +305,10 @@ static int entry_git_runs(char *dir, size_t n, const char *name, bool making)
 	if (git_repos.n == 0)
 		return 0; /* no repository on the way (path_git_check walked it) */
 	snprintf(dir + n, NAME_MAX + 2, "%s%s", dir[n - 1] == '/' ? "" : "/", name);
-	const char *why = gitrepos_why(&git_repos, dir, making);
+	bool agent;
+	const char *why = gitrepos_why(&git_repos, dir, making, &agent);
 	dir[n] = '\0';
-	return why ? refuse_git_runs(why) : 0;
+	return why ? refuse_git_runs(why, agent) : 0;
 }
 
 /* Reopen an O_PATH descriptor as a real one: the same inode, no lookup. */

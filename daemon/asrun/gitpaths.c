@@ -41,10 +41,17 @@
  * path after a `cd` it cannot follow, or a git dir outside the run's view
  * closes its working tree instead (`closed`), with the reason.
  *
+ * The same for what an AI agent's or editor's project configuration at
+ * the top of the tree runs (agentpaths.h: a hook's script, an MCP
+ * server's): read once when the tree is first written (no run may change
+ * that configuration), kept as a git command's pieces, and denied as the
+ * agent's (`agent`).  The top of a guarded tree is read without a .git too.
+ *
  * Trust: the config is the person's; the working tree's files may be a
  * past run's.  Every size is bounded.
  */
 #include "gitpaths.h"
+#include "agentpaths.h"
 #include "fdpath.h"
 #include "gitdir.h"
 #include "path.h"
@@ -76,12 +83,19 @@ struct ctx {
 	size_t n_trees;
 	int link_depth; /* hooks directories met through symlinks, now */
 	const char *gitdir, *common; /* the repository's git directories, in view */
+	bool agent;		     /* keeping what an AI agent's configuration runs (agentpaths.h) */
 };
+
+#define AGENT_UNCHECKED                                                                                \
+	"an AI agent's project configuration runs a path the file actor cannot check (too long, after " \
+	"a cd it cannot follow, or more paths than it tracks)"
 
 static void close_all(struct ctx *c, const char *why)
 {
-	if (!c->g->closed)
-		c->g->closed = why;
+	if (!c->g->closed) {
+		c->g->closed = c->agent ? AGENT_UNCHECKED : why; /* why speaks of git's config */
+		c->g->closed_agent = c->agent;
+	}
 }
 
 /* Note `path` as it is now, read or looked for (gitpaths_changed). */
@@ -140,7 +154,7 @@ static void add(struct ctx *c, const char *path, const char *why)
 		close_all(c, "the file actor ran out of memory reading the repository's git config");
 		return;
 	}
-	g->n++;
+	g->agent[g->n++] = c->agent;
 }
 
 /* Could a run write `path`: is it in one of the trees? */
@@ -659,6 +673,13 @@ static void keep_links(struct ctx *c, const char *dir)
 	closedir(d);
 }
 
+/* A string an AI agent's configuration runs: its path-like pieces, as a
+ * git command's. */
+static void keep_agent_command(void *arg, const char *command, const char *why)
+{
+	keep_words(arg, command, why, 0);
+}
+
 void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,
 		   struct gitpaths *g)
 {
@@ -671,6 +692,15 @@ void gitpaths_find(int hostproc, const char *worktree, const char *const *trees,
 		return;
 	}
 	g->seen_all = true;
+	/* What the agents' configuration at the top runs, read once: no run
+	 * changes it (the agent-config lock). */
+	c.agent = true;
+	const char *agent_err = agentpaths_read(worktree, keep_agent_command, &c);
+	if (agent_err && !g->closed) {
+		g->closed = agent_err;
+		g->closed_agent = true;
+	}
+	c.agent = false;
 	if (!path_join(dotgit, sizeof(dotgit), worktree, ".git"))
 		return;
 	note_seen(&c, dotgit); /* a .git gone for a moment is looked for again */
@@ -754,19 +784,20 @@ void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev
 	g->used = ++rs->tick;
 }
 
-const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making)
+const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making, bool *agent)
 {
 	for (size_t i = 0; i < rs->n; i++) {
-		const char *why = gitpaths_why(&rs->repo[i], path, making);
+		const char *why = gitpaths_why(&rs->repo[i], path, making, agent);
 		if (why)
 			return why;
 	}
 	return NULL;
 }
 
-const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making)
+const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making, bool *agent)
 {
 	size_t m = strlen(path);
+	*agent = g->closed_agent;
 	if (g->closed && (!g->root || path_under(path, g->root)))
 		return g->closed;
 	for (size_t i = 0; i < g->n; i++) {
@@ -774,6 +805,7 @@ const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making
 		size_t n = strlen(p);
 		/* Without case: a casefolded directory (chattr +F, vfat) finds
 		 * .githooks by .GITHOOKS. */
+		*agent = g->agent[i];
 		if (n == 1 || (strncasecmp(path, p, n) == 0 && (path[n] == '/' || path[n] == '\0')))
 			return g->why[i]; /* it, or under it */
 		if (making && m < n && strncasecmp(p, path, m) == 0 && p[m] == '/')

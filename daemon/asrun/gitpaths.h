@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define GITPATHS_MAX 64 /* paths, each as named and as resolved */
+#define GITPATHS_MAX 128 /* paths, each as named and as resolved */
 #define GITPATHS_SEEN_MAX 16 /* files and directories read, to see them change */
 
 /* A file or directory read (a config, an include, the .git, a hooks
@@ -33,8 +33,10 @@ struct gitpaths {
 	size_t n;
 	char *path[GITPATHS_MAX]; /* absolute, normalised */
 	char *why[GITPATHS_MAX];  /* for the denial: "the person's git runs it (core.hooksPath)" */
+	bool agent[GITPATHS_MAX]; /* what an AI agent's configuration runs (agentpaths.h), not git's */
 	const char *closed;	  /* set: the config could not be read in full, and every write in
 				   * the working tree (root) is refused for this reason */
+	bool closed_agent;	  /* by an AI agent's configuration, not git's */
 	char *root;		  /* the working tree */
 	dev_t dev;		  /* and its .git, as read (gitrepos) */
 	ino_t ino;
@@ -70,7 +72,7 @@ void gitpaths_free(struct gitpaths *g);
  * of g's paths or lies under one, or, for a new entry (`making`), lies on
  * the way to one (a symlink or a moved directory there would redirect
  * git).  NULL when it may. */
-const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making);
+const char *gitpaths_why(const struct gitpaths *g, const char *path, bool making, bool *agent);
 
 /* Has anything gitpaths_find read changed since (a file or directory
  * made, removed, replaced or written)?  true also when it read more than
@@ -86,6 +88,6 @@ bool gitpaths_changed(const struct gitpaths *g);
 void gitrepos_visit(struct gitrepos *rs, int hostproc, const char *worktree, dev_t dev, ino_t ino);
 
 /* gitpaths_why over every repository read so far. */
-const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making);
+const char *gitrepos_why(const struct gitrepos *rs, const char *path, bool making, bool *agent);
 
 #endif

@@ -118,8 +118,8 @@ static void from_supervisor(struct run_denials *d, const struct denial_facts *f)
 		case PRIVSEP_DENIAL_AGENT:
 			add(d, "agent-config",
 			    "runs may not change an AI agent's own configuration (.claude, .mcp.json, .cursor, .gemini, "
-			    ".codex, .vscode): the agent would run the hooks, MCP servers and commands it names on the "
-			    "host, outside the sandbox; change it outside the sandbox",
+			    ".codex, .vscode) nor a file it runs (a hook's script, an MCP server): the agent would run "
+			    "them on the host, outside the sandbox; change it outside the sandbox",
 			    "refused %s", detail);
 			break;
 		case PRIVSEP_DENIAL_MODE:

@@ -633,6 +633,31 @@ cp "$T/dep-config.saved" "$WS/vendor/dep/.git/config"
 rm -rf "$WS/vendor/dep/src"
 cp "$T/git-config.saved" "$WS/.git/config"
 rm -rf "$WS/tools" "$WS/scripts" "$WS/.git/hooks/pre-push" "$WS/.husky" "$WS/q"
+# What an AI agent's configuration runs is run by the person's agent on the
+# host: a Claude Code hook's script, an MCP server's (agentpaths.c).  Read at
+# the top of each repository and workspace, as git's config is.
+mkdir -p "$WS/agentproj/.claude" "$WS/agentproj/mcp"
+git -C "$WS/agentproj" init -q
+printf '{"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "\\"$CLAUDE_PROJECT_DIR\\"/fmt.sh"}]}]}}\n' \
+	>"$WS/agentproj/.claude/settings.json"
+printf '{"mcpServers": {"local": {"command": "node", "args": ["./mcp/server.js"]}}}\n' >"$WS/agentproj/.mcp.json"
+printf '#!/bin/sh\n' >"$WS/agentproj/fmt.sh"
+printf 'console.log(1)\n' >"$WS/agentproj/mcp/server.js"
+chown -R 12345:12345 "$WS/agentproj"
+agent_runs_sum=$(cd "$WS/agentproj" && sha256sum fmt.sh mcp/server.js)
+verdict "agent runs: a hook's script and an MCP server's cannot be changed, removed or replaced" \
+	'cd agentproj && { echo "touch PWNED" >> fmt.sh; rm -f mcp/server.js; ln -s /tmp/x fmt2.sh && mv fmt2.sh fmt.sh; } 2>&1' \
+	"$runs_denied.*$runs_denied.*$runs_denied" probew
+check_match "agent runs: the denial names the lock and the file that runs it" \
+	"$(jf '.denials[0] | "\(.lock): \(.detail) | \(.hint)"')" \
+	'^agent-config: refused open fmt.sh: the person.s AI agent or editor runs it \(.claude/settings.json\) \| runs may not change an AI agent.s own configuration .* nor a file it runs'
+verdict "agent runs: the rest of the project is written as ever" \
+	'cd agentproj && echo x > other.sh && mkdir -p mcp/lib && echo y > mcp/lib/util.js && cat other.sh mcp/lib/util.js && rm -r other.sh mcp/lib fmt2.sh 2>/dev/null; true' \
+	'^x
+y$' probew
+check_eq "agent runs: nothing of it changed on the host" \
+	"$(cd "$WS/agentproj" && sha256sum fmt.sh mcp/server.js; ls -d fmt2.sh PWNED 2>/dev/null)" "$agent_runs_sum"
+rm -rf "$WS/agentproj"
 # A seccomp notification names the calling thread: a write through a dirfd
 # and a connect from a thread that does not lead its process are answered
 # as the main thread's are (Go, Java and threaded Python connect and remove

@@ -64,14 +64,16 @@ static const char *why_all(const struct gitrepos *rs, const char *rel)
 {
 	static char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/%s", ws, rel);
-	return gitrepos_why(rs, p, false);
+	bool agent;
+	return gitrepos_why(rs, p, false, &agent);
 }
 
 static const char *why(const struct gitpaths *g, const char *rel, bool making)
 {
 	static char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/%s", ws, rel);
-	return gitpaths_why(g, p, making);
+	bool agent;
+	return gitpaths_why(g, p, making, &agent);
 }
 
 TEST(no_config_no_paths)
@@ -186,7 +188,7 @@ TEST(fails_closed)
 	g = found();
 	CHECK_CONTAINS(g.closed, "too long");
 	CHECK_STR(why(&g, "src/a.c", false), g.closed);
-	CHECK(!gitpaths_why(&g, "/elsewhere/x", true));
+	CHECK(!gitpaths_why(&g, "/elsewhere/x", true, &(bool){false}));
 	gitpaths_free(&g);
 	/* A line git cannot parse either (git dies on it): the tree is closed. */
 	workspace();
@@ -316,10 +318,10 @@ TEST(as_git_reads_it)
 	CHECK_CONTAINS(why(&g, "my tools/lint.sh", false), "hook.*.command");
 	CHECK_CONTAINS(why(&g, "tools/last.sh", false), "core.fsmonitor"); /* after a CRLF continuation */
 	CHECK_CONTAINS(why(&g, "scripts/lint.sh", false), "an alias");	   /* sh -c '...' */
-	CHECK(!gitpaths_why(&g, "/dev/null", false)); /* 2>/dev/null: not the run's to write */
+	CHECK(!gitpaths_why(&g, "/dev/null", false, &(bool){false})); /* 2>/dev/null: not the run's to write */
 	/* Data, not a program: a lone "/", an existing directory. */
 	CHECK(!why(&g, "src/a.c", true));
-	CHECK(!gitpaths_why(&g, "/tmp/x", true));
+	CHECK(!gitpaths_why(&g, "/tmp/x", true, &(bool){false}));
 	gitpaths_free(&g);
 }
 
@@ -528,6 +530,59 @@ TEST(command_forms_and_tool_keys)
 	gitpaths_free(&g);
 }
 
+/* What the agents' and editors' configuration at the top runs
+ * (agentpaths.c), kept as a git command's pieces are, with or without a
+ * repository there; the denial is the agent's (`agent`). */
+TEST(agents_configuration)
+{
+	bool agent = false;
+	workspace();
+	sh("mkdir -p", ".claude");
+	sh("mkdir -p", ".vscode");
+	sh("mkdir -p", "scripts");
+	put(".claude/settings.json", "{\"hooks\": {\"PostToolUse\": [{\"hooks\": [{\"type\": \"command\", "
+				     "\"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/scripts/fmt.sh\"}]}]},\n"
+				     " \"permissions\": {\"allow\": [\"Edit(./src/a.c)\"]}}\n");
+	put(".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"node\", \"args\": [\"./mcp/server.js\"]}}}");
+	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\", }\n");
+	put(".git/config", "[core]\n\thooksPath = .githooks\n");
+	struct gitpaths g = found();
+	CHECK(g.closed == NULL);
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/scripts/fmt.sh", ws);
+	CHECK_CONTAINS(gitpaths_why(&g, p, false, &agent), "AI agent or editor runs it (.claude/settings.json)");
+	CHECK(agent);
+	CHECK_CONTAINS(why(&g, "mcp/server.js", false), "(.mcp.json)");
+	CHECK_CONTAINS(why(&g, "mcp", true), "(.mcp.json)"); /* on the way to it */
+	CHECK_CONTAINS(why(&g, ".venv/bin/python", false), "(.vscode/settings.json)");
+	CHECK(!why(&g, "src/a.c", false)); /* a permission rule: not run */
+	CHECK(!why(&g, "scripts/other.sh", false));
+	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
+	CHECK_CONTAINS(gitpaths_why(&g, p, false, &agent), "core.hooksPath");
+	CHECK(!agent);
+	gitpaths_free(&g);
+	/* No repository at the top: read all the same. */
+	sh("rm -rf", ".git");
+	g = found();
+	CHECK_CONTAINS(why(&g, "scripts/fmt.sh", false), "(.claude/settings.json)");
+	gitpaths_free(&g);
+	/* Fail closed: a configuration behind a dangling symlink (kept
+	 * outside the run's view), or one over 1 MiB. */
+	sh("rm -rf", ".claude");
+	sh("ln -s /nonexistent/claude-settings", ".claude");
+	g = found();
+	CHECK_CONTAINS(g.closed, "cannot read an AI agent's project configuration");
+	CHECK(g.closed_agent);
+	CHECK_STR(gitpaths_why(&g, p, false, &agent), g.closed);
+	CHECK(agent);
+	gitpaths_free(&g);
+	sh("rm -f", ".claude");
+	sh("truncate -s 2M", ".mcp.json");
+	g = found();
+	CHECK_CONTAINS(g.closed, "over 1 MiB");
+	gitpaths_free(&g);
+}
+
 int main(void)
 {
 	RUN(no_config_no_paths);
@@ -539,6 +594,7 @@ int main(void)
 	RUN(as_git_reads_it);
 	RUN(the_shared_git_dir_outside);
 	RUN(command_forms_and_tool_keys);
+	RUN(agents_configuration);
 	sh("rm -rf", "");
 	return harness_done();
 }

@@ -1,0 +1,503 @@
+/*
+ * agentpaths.c - the strings an AI agent's or editor's project
+ * configuration runs (see agentpaths.h), read for gitpaths.c.
+ *
+ * The files, at the top of a tree (where the person starts the agent or
+ * opens the editor: the workspace's top and each repository's):
+ *
+ *   Claude Code   .claude/settings.json, .claude/settings.local.json, .mcp.json
+ *   Cursor        .cursor/hooks.json, .cursor/mcp.json
+ *   Gemini CLI    .gemini/settings.json
+ *   Codex         .codex/config.toml, .codex/hooks.json
+ *   VS Code       .vscode/settings.json, tasks.json, launch.json, mcp.json
+ *   others        .zed/settings.json, .zed/tasks.json, .roo/mcp.json,
+ *                 .kiro/settings/mcp.json, .amazonq/mcp.json, opencode.json,
+ *                 opencode.jsonc, .continue/config.json, .continue/config.yaml,
+ *                 .aider.conf.yml
+ *
+ * Which strings: every string value whose key, or the key of an object or
+ * list it lies in, names what is run or handed to it: a dot-separated part
+ * (VS Code's keys are dotted) ending in `command`, `cmd`, `args`, `argv`,
+ * `env`, `path`, `executable`, `interpreter`, `helper`, `program`,
+ * `runtime`, `tsdk`, `refresh`, `export`, `notify` or `shell`, without
+ * case.  So a hook's `command`, Claude Code's `statusLine.command` and
+ * `apiKeyHelper`, an MCP server's `command`, `args` and `env` (NODE_OPTIONS
+ * with `--require ./x.js`), a task's `command`, a launch's `program`,
+ * `python.defaultInterpreterPath`, aider's `lint-cmd`, Codex's `notify`.
+ * Not a permission rule (`Edit(./src/a.ts)`): that is what the agent may
+ * touch, not what it runs.
+ */
+#include "agentpaths.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONFIG_BYTES_MAX (1 << 20)
+#define NEST_MAX	 64
+#define TOO_DEEP	 "an AI agent's or editor's project configuration is nested deeper than the file actor reads"
+
+static const struct {
+	const char *file;
+	enum agentpaths_syntax syntax;
+} files[] = {
+    {".claude/settings.json", AGENTPATHS_JSON},
+    {".claude/settings.local.json", AGENTPATHS_JSON},
+    {".mcp.json", AGENTPATHS_JSON},
+    {".cursor/hooks.json", AGENTPATHS_JSON},
+    {".cursor/mcp.json", AGENTPATHS_JSON},
+    {".gemini/settings.json", AGENTPATHS_JSON},
+    {".codex/config.toml", AGENTPATHS_TOML},
+    {".codex/hooks.json", AGENTPATHS_JSON},
+    {".vscode/settings.json", AGENTPATHS_JSON},
+    {".vscode/tasks.json", AGENTPATHS_JSON},
+    {".vscode/launch.json", AGENTPATHS_JSON},
+    {".vscode/mcp.json", AGENTPATHS_JSON},
+    {".zed/settings.json", AGENTPATHS_JSON},
+    {".zed/tasks.json", AGENTPATHS_JSON},
+    {".roo/mcp.json", AGENTPATHS_JSON},
+    {".kiro/settings/mcp.json", AGENTPATHS_JSON},
+    {".amazonq/mcp.json", AGENTPATHS_JSON},
+    {"opencode.json", AGENTPATHS_JSON},
+    {"opencode.jsonc", AGENTPATHS_JSON},
+    {".continue/config.json", AGENTPATHS_JSON},
+    {".continue/config.yaml", AGENTPATHS_YAML},
+    {".aider.conf.yml", AGENTPATHS_YAML},
+};
+
+static const char *const run_suffixes[] = {
+    "command", "cmd",	  "args",    "argv", "env",	"path",	  "executable", "interpreter",
+    "helper",  "program", "runtime", "tsdk", "refresh", "export", "notify",	"shell"};
+
+/* Does `key` (len bytes) name what is run or handed to it? */
+static bool runs(const char *key, size_t len)
+{
+	for (size_t start = 0; start < len;) {
+		size_t n = 0;
+		while (start + n < len && key[start + n] != '.')
+			n++;
+		for (size_t i = 0; i < sizeof(run_suffixes) / sizeof(run_suffixes[0]); i++) {
+			size_t s = strlen(run_suffixes[i]);
+			if (n >= s && strncasecmp(key + start + n - s, run_suffixes[i], s) == 0)
+				return true;
+		}
+		start += n + 1;
+	}
+	return false;
+}
+
+/* Emit a string taken: `s` holds it, NUL-terminated. */
+struct out {
+	agentpaths_each *each;
+	void *arg;
+	const char *why;
+	char *s; /* as long as the text: no string is longer */
+};
+
+/* A code point as UTF-8 (a lone surrogate too: only its shape matters). */
+static size_t put_utf8(char *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	o[0] = (char)(0xe0 | (cp >> 12));
+	o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[2] = (char)(0x80 | (cp & 0x3f));
+	return 3;
+}
+
+/* A double-quoted string from after its quote, escapes as JSON's (TOML's
+ * basic strings share them), into o->s; past its closing quote. */
+static const char *quoted(const char *p, const char *end, struct out *o)
+{
+	size_t n = 0;
+	while (p < end && *p != '"') {
+		char ch = *p++;
+		if (ch == '\\' && p < end) {
+			ch = *p++;
+			if (ch == 'u' && end - p >= 4) {
+				char hex[5] = {p[0], p[1], p[2], p[3], 0};
+				unsigned cp = (unsigned)strtoul(hex, NULL, 16);
+				p += 4;
+				if (cp)
+					n += put_utf8(o->s + n, cp);
+				continue;
+			}
+			ch = ch == 'n'	 ? '\n'
+			     : ch == 't' ? '\t'
+			     : ch == 'r' ? '\r'
+			     : ch == 'b' ? '\b'
+			     : ch == 'f' ? '\f'
+					 : ch;
+		}
+		if (ch)
+			o->s[n++] = ch;
+	}
+	o->s[n] = '\0';
+	return p < end ? p + 1 : p;
+}
+
+static const char *json_blank(const char *p, const char *end)
+{
+	while (p < end) {
+		if (isspace((unsigned char)*p))
+			p++;
+		else if (*p == '/' && p + 1 < end && p[1] == '/')
+			while (p < end && *p != '\n')
+				p++;
+		else if (*p == '/' && p + 1 < end && p[1] == '*') {
+			const char *close = NULL;
+			for (const char *q = p + 2; q + 1 < end && !close; q++)
+				if (q[0] == '*' && q[1] == '/')
+					close = q + 2;
+			p = close ? close : end;
+		} else
+			break;
+	}
+	return p;
+}
+
+/* JSON as VS Code reads it too: comments and trailing commas. */
+static const char *scan_json(const char *p, const char *end, struct out *o)
+{
+	bool taken[NEST_MAX + 1] = {false}, key_runs = false;
+	int depth = 0;
+	while ((p = json_blank(p, end)) < end) {
+		char ch = *p++;
+		if (ch == '"') {
+			char *s = o->s;
+			p = quoted(p, end, o);
+			const char *after = json_blank(p, end);
+			if (after < end && *after == ':') { /* a key */
+				key_runs = runs(s, strlen(s));
+				p = after + 1;
+				continue;
+			}
+			if (taken[depth] || key_runs)
+				o->each(o->arg, s, o->why);
+			key_runs = false;
+		} else if (ch == '{' || ch == '[') {
+			if (depth == NEST_MAX)
+				return TOO_DEEP;
+			taken[depth + 1] = taken[depth] || key_runs;
+			depth++;
+			key_runs = false;
+		} else if (ch == '}' || ch == ']') {
+			depth -= depth > 0;
+			key_runs = false;
+		} else if (ch == ',')
+			key_runs = false;
+	}
+	return NULL;
+}
+
+/* TOML (Codex): a table header's parts, a key's parts and inline tables
+ * decide, as JSON's keys do. */
+static const char *toml_blank(const char *p, const char *end, bool newlines)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '#' || (newlines && *p == '\n')))
+		if (*p == '#')
+			while (p < end && *p != '\n')
+				p++;
+		else
+			p++;
+	return p;
+}
+
+/* A key (bare or quoted parts, dotted) up to `stop`; whether it runs. */
+static const char *toml_key(const char *p, const char *end, const char *stop, bool *key_runs)
+{
+	*key_runs = false;
+	while (p < end && !strchr(stop, *p) && *p != '\n') {
+		if (*p == '"' || *p == '\'') {
+			char q = *p++;
+			const char *start = p;
+			while (p < end && *p != q && *p != '\n')
+				p++;
+			*key_runs |= runs(start, (size_t)(p - start));
+			p += p < end && *p == q;
+		} else {
+			const char *start = p;
+			while (p < end && !strchr(stop, *p) && !strchr(".\"' \t\n", *p))
+				p++;
+			*key_runs |= p > start && runs(start, (size_t)(p - start));
+			p += p < end && (*p == '.' || *p == ' ' || *p == '\t');
+		}
+	}
+	return p;
+}
+
+static const char *toml_value(const char *p, const char *end, bool taken, int depth, struct out *o,
+			      const char **err);
+
+/* `{ k = v, ... }` from after the brace. */
+static const char *toml_inline(const char *p, const char *end, bool taken, int depth, struct out *o,
+			       const char **err)
+{
+	while ((p = toml_blank(p, end, true)) < end && *p != '}') {
+		bool key_runs;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		const char *next = toml_key(p, end, "=}", &key_runs);
+		if (next == p || next >= end || *next != '=')
+			return next == p ? next + 1 : next;
+		p = toml_value(next + 1, end, taken || key_runs, depth + 1, o, err);
+	}
+	return p < end ? p + 1 : p;
+}
+
+static const char *toml_value(const char *p, const char *end, bool taken, int depth, struct out *o,
+			      const char **err)
+{
+	if (depth > NEST_MAX) {
+		*err = TOO_DEEP;
+		return end;
+	}
+	p = toml_blank(p, end, depth > 0);
+	if (p >= end)
+		return p;
+	if (*p == '"' || *p == '\'') {
+		char q = *p;
+		bool triple = end - p >= 3 && p[1] == q && p[2] == q;
+		size_t n = 0;
+		p += triple ? 3 : 1;
+		if (q == '"' && !triple)
+			p = quoted(p, end, o);
+		else {
+			for (; p < end &&
+			       !(triple ? end - p >= 3 && p[0] == q && p[1] == q && p[2] == q : *p == q);
+			     p++)
+				o->s[n++] = *p; /* literal, or multi-line: escapes left as they are */
+			o->s[n] = '\0';
+			p = p < end ? p + (triple ? 3 : 1) : p;
+		}
+		if (taken)
+			o->each(o->arg, o->s, o->why);
+		return p;
+	}
+	if (*p == '[') {
+		p++;
+		while ((p = toml_blank(p, end, true)) < end && *p != ']') {
+			const char *next = *p == ',' ? p + 1 : toml_value(p, end, taken, depth + 1, o, err);
+			p = next > p ? next : p + 1; /* what is not TOML: on */
+		}
+		return p < end ? p + 1 : p;
+	}
+	if (*p == '{')
+		return toml_inline(p + 1, end, taken, depth, o, err);
+	while (p < end && !strchr(",]}\n#", *p)) /* a number, a date, true */
+		p++;
+	return p;
+}
+
+static const char *scan_toml(const char *p, const char *end, struct out *o)
+{
+	bool table_runs = false;
+	const char *err = NULL;
+	while ((p = toml_blank(p, end, true)) < end && !err) {
+		bool key_runs;
+		if (*p == '[') { /* [table] or [[array of tables]] */
+			p += 1 + (p + 1 < end && p[1] == '[');
+			p = toml_key(p, end, "]", &table_runs);
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		const char *next = toml_key(p, end, "=", &key_runs);
+		if (next >= end || *next != '=') { /* not TOML: on to the next line */
+			while (next < end && *next != '\n')
+				next++;
+			p = next;
+			continue;
+		}
+		p = toml_value(next + 1, end, table_runs || key_runs, 0, o, &err);
+	}
+	return err;
+}
+
+/* YAML (aider, Continue) by lines and indentation: `key: value`, list
+ * items, flow lists and block scalars, as far as these files use them. */
+static void yaml_emit(const char *v, size_t n, struct out *o)
+{
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+		v++;
+		n -= 2;
+	}
+	memcpy(o->s, v, n);
+	o->s[n] = '\0';
+	/* a flow list `[a, "./x"]`: its brackets, commas and quotes as blanks */
+	if (n && o->s[0] == '[')
+		for (char *c = o->s; *c; c++)
+			if (strchr("[],\"'", *c))
+				*c = ' ';
+	if (n)
+		o->each(o->arg, o->s, o->why);
+}
+
+static const char *scan_yaml(const char *p, const char *end, struct out *o)
+{
+	struct {
+		size_t indent;
+		bool taken;
+	} stack[NEST_MAX];
+	size_t depth = 0, block_indent = 0;
+	bool in_block = false, block_taken = false;
+	while (p < end) {
+		const char *line = p, *eol = memchr(p, '\n', (size_t)(end - p));
+		eol = eol ? eol : end;
+		p = eol + (eol < end);
+		size_t indent = 0;
+		while (line + indent < eol && line[indent] == ' ')
+			indent++;
+		const char *s = line + indent;
+		if (s >= eol || *s == '#' || (s[0] == '\r' && s + 1 == eol))
+			continue;
+		if (in_block && indent > block_indent) { /* a `|` or `>` scalar's line */
+			if (block_taken)
+				yaml_emit(s, (size_t)(eol - s), o);
+			continue;
+		}
+		in_block = false;
+		while (s < eol && *s == '-' && (s + 1 == eol || s[1] == ' ')) { /* list items: deeper */
+			s += s + 1 < eol ? 2 : 1;
+			while (s < eol && *s == ' ')
+				s++;
+			indent = (size_t)(s - line);
+		}
+		while (depth && stack[depth - 1].indent >= indent)
+			depth--;
+		bool parent = depth && stack[depth - 1].taken;
+		/* `key: value`: the first ': ' (or ':' at the end) outside quotes;
+		 * ` #` outside quotes starts a comment */
+		const char *colon = NULL;
+		char q = 0;
+		for (const char *c = s; c < eol; c++)
+			if (q)
+				q = *c == q ? 0 : q;
+			else if (*c == '"' || *c == '\'')
+				q = *c;
+			else if (*c == ':' && !colon && (c + 1 == eol || c[1] == ' ' || c[1] == '\r'))
+				colon = c;
+			else if (*c == '#' && c > s && c[-1] == ' ')
+				eol = c;
+		if (!colon) {
+			if (parent && s < eol)
+				yaml_emit(s, (size_t)(eol - s), o);
+			continue;
+		}
+		const char *key = s, *key_end = colon;
+		if (key_end - key >= 2 && (*key == '"' || *key == '\'')) {
+			key++;
+			key_end--;
+		}
+		bool taken = parent || runs(key, (size_t)(key_end - key));
+		const char *v = colon + 1;
+		while (v < eol && (*v == ' ' || *v == '\r'))
+			v++;
+		if (v < eol && (*v == '|' || *v == '>')) {
+			in_block = true;
+			block_indent = indent;
+			block_taken = taken;
+		} else if (v < eol && taken)
+			yaml_emit(v, (size_t)(eol - v), o);
+		if (depth == NEST_MAX)
+			return TOO_DEEP;
+		stack[depth].indent = indent;
+		stack[depth++].taken = taken;
+	}
+	return NULL;
+}
+
+const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax syntax, const char *why,
+			    agentpaths_each *each, void *arg)
+{
+	struct out o = {.each = each, .arg = arg, .why = why, .s = calloc(1, len + 1)};
+	if (!o.s)
+		return "the file actor ran out of memory reading an AI agent's project configuration";
+	size_t bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	const char *p = text + bom, *end = text + len;
+	const char *err = syntax == AGENTPATHS_JSON   ? scan_json(p, end, &o)
+			  : syntax == AGENTPATHS_TOML ? scan_toml(p, end, &o)
+						      : scan_yaml(p, end, &o);
+	free(o.s);
+	return err;
+}
+
+/* Is the longest part of `path` that exists a dangling symlink?  What it
+ * leads to is outside the run's view, but the agent on the host reads it. */
+static bool behind_link(const char *path)
+{
+	char prefix[PATH_MAX];
+	struct stat st;
+	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
+		return true;
+	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
+		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
+			return false;
+	return S_ISLNK(st.st_mode) && stat(prefix, &st) < 0;
+}
+
+const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg)
+{
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX], why[96];
+		if (snprintf(path, sizeof(path), "%s/%s", top, files[i].file) >= (int)sizeof(path))
+			return "an AI agent's project configuration lies at a path too long to read";
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			if ((errno != ENOENT && errno != ENOTDIR) || behind_link(path))
+				return "the file actor cannot read an AI agent's project configuration (it "
+				       "may lie "
+				       "outside the run's view)";
+			continue;
+		}
+		struct stat st;
+		char *buf = NULL;
+		const char *err = NULL;
+		ssize_t n = 0;
+		if (fstat(fd, &st) < 0)
+			err = "the file actor cannot read an AI agent's project configuration";
+		else if (!S_ISREG(st.st_mode))
+			; /* the agent reads nothing from a FIFO or a directory either */
+		else if (st.st_size > CONFIG_BYTES_MAX)
+			err = "an AI agent's project configuration is over 1 MiB: the file actor does not "
+			      "read it";
+		else if (!(buf = calloc(1, (size_t)st.st_size + 1)))
+			err = "the file actor ran out of memory reading an AI agent's project configuration";
+		else {
+			for (ssize_t got = 1; got > 0 && n <= st.st_size; n += got)
+				if ((got = read(fd, buf + n, (size_t)(st.st_size + 1 - n))) < 0)
+					break;
+			if (n != st.st_size)
+				err = "the file actor cannot read an AI agent's project configuration";
+			else {
+				snprintf(why, sizeof(why), "the person's AI agent or editor runs it (%s)",
+					 files[i].file);
+				err = agentpaths_scan(buf, (size_t)n, files[i].syntax, why, each, arg);
+			}
+		}
+		free(buf);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return NULL;
+}

@@ -1,0 +1,36 @@
+/*
+ * agentpaths.h - what an AI agent or editor on the host runs by the project
+ * configuration at the top of a tree: a Claude Code hook's command, an MCP
+ * server's command, arguments and environment, a VS Code setting that names
+ * an executable (agentpaths.c lists the files and keys).  The file actor
+ * already refuses every change to that configuration (the agent-config
+ * lock); gitpaths.c keeps every path-like piece of what it runs, as it does
+ * for what git runs, so a run cannot rewrite `./scripts/format.sh` that a
+ * hook runs after the agent's next edit.
+ *
+ * Trust: the configuration is the person's (no run may change it); its
+ * size is bounded, its syntax read leniently (JSON with comments and
+ * trailing commas, TOML, YAML), taking more strings rather than fewer.
+ */
+#ifndef SHARNESS_AGENTPATHS_H
+#define SHARNESS_AGENTPATHS_H
+
+#include <stddef.h>
+
+/* A string the configuration runs or hands to what it runs, and why (for
+ * the denial: "the person's AI agent runs it (.claude/settings.json)"). */
+typedef void agentpaths_each(void *arg, const char *command, const char *why);
+
+enum agentpaths_syntax { AGENTPATHS_JSON, AGENTPATHS_TOML, AGENTPATHS_YAML };
+
+/* Read each agent's and editor's project configuration file at the top of
+ * `top` and call `each` with every such string.  NULL, or why a file that
+ * is there could not be read in full (over 1 MiB, unreadable, nested deeper
+ * than the scanner follows): the caller then closes the tree. */
+const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg);
+
+/* One file's text (for the unit tests): the same, `why` given to each. */
+const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax syntax, const char *why,
+			    agentpaths_each *each, void *arg);
+
+#endif
