@@ -16,16 +16,23 @@
  *                 .aider.conf.yml
  *
  * Which strings: every string value whose key, or the key of an object or
- * list it lies in, names what is run or handed to it: a dot-separated part
- * (VS Code's keys are dotted) ending in `command`, `cmd`, `args`, `argv`,
- * `env`, `path`, `executable`, `interpreter`, `helper`, `program`,
- * `runtime`, `tsdk`, `refresh`, `export`, `notify` or `shell`, without
- * case.  So a hook's `command`, Claude Code's `statusLine.command` and
- * `apiKeyHelper`, an MCP server's `command`, `args` and `env` (NODE_OPTIONS
- * with `--require ./x.js`), a task's `command`, a launch's `program`,
- * `python.defaultInterpreterPath`, aider's `lint-cmd`, Codex's `notify`.
- * Not a permission rule (`Edit(./src/a.ts)`): that is what the agent may
- * touch, not what it runs.
+ * list it lies in, names a command or what is handed to one: a
+ * dot-separated part (VS Code's keys are dotted) ending in `command`, `cmd`,
+ * `args`, `argv`, `env`, `helper`, `refresh`, `export`, `notify` or
+ * `shell`, without case.  So a hook's `command`, Claude Code's
+ * `statusLine.command` and `apiKeyHelper`, an MCP server's `command`,
+ * `args` and `env` (NODE_OPTIONS with `--require ./x.js`), a task's
+ * `command`, a terminal's `env`, aider's `lint-cmd`, Codex's `notify`.
+ *
+ * Not taken: a key whose last part ends in `path` or `paths`, nor what lies
+ * in it but under a key of the first kind (PATH, PYTHONPATH,
+ * `python.defaultInterpreterPath`, `eslint.nodePath`): these name where tools are installed, in what the
+ * run's own installs write (`.venv`, `node_modules`), and keeping a path
+ * there before it exists would stop `python -m venv` or `npm install` in
+ * the sandbox; what a tool then loads from there is the project's
+ * environment, as a `.pth` file is.  Nor a launch's `program`, which the
+ * person runs by a deliberate act (a build's output, written by runs), nor
+ * a permission rule (`Edit(./src/a.ts)`): what the agent may touch.
  */
 #include "agentpaths.h"
 
@@ -73,25 +80,41 @@ static const struct {
     {".aider.conf.yml", AGENTPATHS_YAML},
 };
 
-static const char *const run_suffixes[] = {
-    "command", "cmd",	  "args",    "argv", "env",	"path",	  "executable", "interpreter",
-    "helper",  "program", "runtime", "tsdk", "refresh", "export", "notify",	"shell"};
+static const char *const run_suffixes[] = {"command", "cmd",	 "args",   "argv",   "env",
+					   "helper",  "refresh", "export", "notify", "shell"};
 
-/* Does `key` (len bytes) name what is run or handed to it? */
-static bool runs(const char *key, size_t len)
+/* What a key names: a command or what is handed to one (its values are
+ * taken), where tools are installed (never taken), or neither. */
+enum key_kind { KEY_OTHER, KEY_RUNS, KEY_DATA };
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
 {
+	size_t k = strlen(suffix);
+	return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
+}
+
+static enum key_kind key_kind(const char *key, size_t len)
+{
+	enum key_kind kind = KEY_OTHER;
 	for (size_t start = 0; start < len;) {
 		size_t n = 0;
 		while (start + n < len && key[start + n] != '.')
 			n++;
-		for (size_t i = 0; i < sizeof(run_suffixes) / sizeof(run_suffixes[0]); i++) {
-			size_t s = strlen(run_suffixes[i]);
-			if (n >= s && strncasecmp(key + start + n - s, run_suffixes[i], s) == 0)
-				return true;
-		}
+		for (size_t i = 0; i < sizeof(run_suffixes) / sizeof(run_suffixes[0]); i++)
+			if (ends_with(key + start, n, run_suffixes[i]))
+				kind = KEY_RUNS;
+		if (start + n >= len &&
+		    (ends_with(key + start, n, "path") || ends_with(key + start, n, "paths")))
+			return KEY_DATA;
 		start += n + 1;
 	}
-	return false;
+	return kind;
+}
+
+/* Is a value under `key` taken, inside a container taken or not? */
+static bool takes(bool inside_taken, enum key_kind key)
+{
+	return key != KEY_DATA && (inside_taken || key == KEY_RUNS);
 }
 
 /* Emit a string taken: `s` holds it, NUL-terminated. */
@@ -174,7 +197,8 @@ static const char *json_blank(const char *p, const char *end)
 /* JSON as VS Code reads it too: comments and trailing commas. */
 static const char *scan_json(const char *p, const char *end, struct out *o)
 {
-	bool taken[NEST_MAX + 1] = {false}, key_runs = false;
+	bool taken[NEST_MAX + 1] = {false};
+	enum key_kind key = KEY_OTHER;
 	int depth = 0;
 	while ((p = json_blank(p, end)) < end) {
 		char ch = *p++;
@@ -183,24 +207,24 @@ static const char *scan_json(const char *p, const char *end, struct out *o)
 			p = quoted(p, end, o);
 			const char *after = json_blank(p, end);
 			if (after < end && *after == ':') { /* a key */
-				key_runs = runs(s, strlen(s));
+				key = key_kind(s, strlen(s));
 				p = after + 1;
 				continue;
 			}
-			if (taken[depth] || key_runs)
+			if (takes(taken[depth], key))
 				o->each(o->arg, s, o->why);
-			key_runs = false;
+			key = KEY_OTHER;
 		} else if (ch == '{' || ch == '[') {
 			if (depth == NEST_MAX)
 				return TOO_DEEP;
-			taken[depth + 1] = taken[depth] || key_runs;
+			taken[depth + 1] = takes(taken[depth], key);
 			depth++;
-			key_runs = false;
+			key = KEY_OTHER;
 		} else if (ch == '}' || ch == ']') {
 			depth -= depth > 0;
-			key_runs = false;
+			key = KEY_OTHER;
 		} else if (ch == ',')
-			key_runs = false;
+			key = KEY_OTHER;
 	}
 	return NULL;
 }
@@ -218,26 +242,29 @@ static const char *toml_blank(const char *p, const char *end, bool newlines)
 	return p;
 }
 
-/* A key (bare or quoted parts, dotted) up to `stop`; whether it runs. */
-static const char *toml_key(const char *p, const char *end, const char *stop, bool *key_runs)
+/* A key (bare or quoted parts, dotted) up to `stop`, and its kind. */
+static const char *toml_key(const char *p, const char *end, const char *stop, enum key_kind *kind)
 {
-	*key_runs = false;
+	char key[256];
+	size_t n = 0;
 	while (p < end && !strchr(stop, *p) && *p != '\n') {
+		const char *start = p;
 		if (*p == '"' || *p == '\'') {
 			char q = *p++;
-			const char *start = p;
-			while (p < end && *p != q && *p != '\n')
-				p++;
-			*key_runs |= runs(start, (size_t)(p - start));
-			p += p < end && *p == q;
-		} else {
-			const char *start = p;
+			for (start = p; p < end && *p != q && *p != '\n'; p++)
+				;
+		} else
 			while (p < end && !strchr(stop, *p) && !strchr(".\"' \t\n", *p))
 				p++;
-			*key_runs |= p > start && runs(start, (size_t)(p - start));
-			p += p < end && (*p == '.' || *p == ' ' || *p == '\t');
+		if (p > start && n + (size_t)(p - start) + 1 < sizeof(key)) {
+			if (n)
+				key[n++] = '.';
+			memcpy(key + n, start, (size_t)(p - start));
+			n += (size_t)(p - start);
 		}
+		p += p < end && (*p == '"' || *p == '\'' || *p == '.' || *p == ' ' || *p == '\t');
 	}
+	*kind = key_kind(key, n);
 	return p;
 }
 
@@ -249,15 +276,15 @@ static const char *toml_inline(const char *p, const char *end, bool taken, int d
 			       const char **err)
 {
 	while ((p = toml_blank(p, end, true)) < end && *p != '}') {
-		bool key_runs;
+		enum key_kind key;
 		if (*p == ',') {
 			p++;
 			continue;
 		}
-		const char *next = toml_key(p, end, "=}", &key_runs);
+		const char *next = toml_key(p, end, "=}", &key);
 		if (next == p || next >= end || *next != '=')
 			return next == p ? next + 1 : next;
-		p = toml_value(next + 1, end, taken || key_runs, depth + 1, o, err);
+		p = toml_value(next + 1, end, takes(taken, key), depth + 1, o, err);
 	}
 	return p < end ? p + 1 : p;
 }
@@ -308,25 +335,25 @@ static const char *toml_value(const char *p, const char *end, bool taken, int de
 
 static const char *scan_toml(const char *p, const char *end, struct out *o)
 {
-	bool table_runs = false;
+	enum key_kind table = KEY_OTHER;
 	const char *err = NULL;
 	while ((p = toml_blank(p, end, true)) < end && !err) {
-		bool key_runs;
+		enum key_kind key;
 		if (*p == '[') { /* [table] or [[array of tables]] */
 			p += 1 + (p + 1 < end && p[1] == '[');
-			p = toml_key(p, end, "]", &table_runs);
+			p = toml_key(p, end, "]", &table);
 			while (p < end && *p != '\n')
 				p++;
 			continue;
 		}
-		const char *next = toml_key(p, end, "=", &key_runs);
+		const char *next = toml_key(p, end, "=", &key);
 		if (next >= end || *next != '=') { /* not TOML: on to the next line */
 			while (next < end && *next != '\n')
 				next++;
 			p = next;
 			continue;
 		}
-		p = toml_value(next + 1, end, table_runs || key_runs, 0, o, &err);
+		p = toml_value(next + 1, end, takes(takes(false, table), key), 0, o, &err);
 	}
 	return err;
 }
@@ -408,7 +435,7 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 			key++;
 			key_end--;
 		}
-		bool taken = parent || runs(key, (size_t)(key_end - key));
+		bool taken = takes(parent, key_kind(key, (size_t)(key_end - key)));
 		const char *v = colon + 1;
 		while (v < eol && (*v == ' ' || *v == '\r'))
 			v++;

@@ -52,13 +52,18 @@ TEST(mcp_and_vscode)
 		       " \"cwd\": \".\", \"url\": \"http://x\"}}}",
 		       AGENTPATHS_JSON),
 		  "node|./mcp/server.js|--x|");
+	/* Where tools are installed is not taken (installs in the sandbox
+	 * write there), nor anything in it but a command; a terminal's
+	 * environment is. */
 	CHECK_STR(scan("{\"python.defaultInterpreterPath\": \".venv/bin/python\", \"files.exclude\": "
 		       "{\"**/x\": true},"
-		       " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"./rc\"}, \"typescript.tsdk\": "
-		       "\"node_modules/typescript/lib\","
-		       " \"editor.fontSize\": 14, \"x\": \"\\u002e/esc.sh\"}",
+		       " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"./rc\", \"PATH\": "
+		       "\"./node_modules/.bin:x\"},"
+		       " \"typescript.tsdk\": \"node_modules/typescript/lib\", \"eslint.nodePath\": {\"x\": "
+		       "\"./no\", \"command\": \"./yes\"},"
+		       " \"editor.fontSize\": 14, \"git.command\": \"\\u002e/esc.sh\"}",
 		       AGENTPATHS_JSON),
-		  ".venv/bin/python|./rc|node_modules/typescript/lib|");
+		  "./rc|./yes|./esc.sh|");
 	CHECK_STR(scan("{\"version\": \"2.0.0\", \"tasks\": [{\"label\": \"b\", \"type\": \"shell\", "
 		       "\"command\": \"./build.sh\","
 		       " \"runOptions\": {\"runOn\": \"folderOpen\"}}]}",

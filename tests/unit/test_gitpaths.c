@@ -544,7 +544,8 @@ TEST(agents_configuration)
 				     "\"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/scripts/fmt.sh\"}]}]},\n"
 				     " \"permissions\": {\"allow\": [\"Edit(./src/a.c)\"]}}\n");
 	put(".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"node\", \"args\": [\"./mcp/server.js\"]}}}");
-	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\", }\n");
+	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\",\n"
+				     " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"tools/rc\"}, }\n");
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
 	struct gitpaths g = found();
 	CHECK(g.closed == NULL);
@@ -554,7 +555,8 @@ TEST(agents_configuration)
 	CHECK(agent);
 	CHECK_CONTAINS(why(&g, "mcp/server.js", false), "(.mcp.json)");
 	CHECK_CONTAINS(why(&g, "mcp", true), "(.mcp.json)"); /* on the way to it */
-	CHECK_CONTAINS(why(&g, ".venv/bin/python", false), "(.vscode/settings.json)");
+	CHECK_CONTAINS(why(&g, "tools/rc", false), "(.vscode/settings.json)");
+	CHECK(!why(&g, ".venv/bin/python", false)); /* where a tool is installed: python -m venv writes it */
 	CHECK(!why(&g, "src/a.c", false)); /* a permission rule: not run */
 	CHECK(!why(&g, "scripts/other.sh", false));
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
