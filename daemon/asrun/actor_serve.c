@@ -13,6 +13,7 @@
  * Trust: the requests carry the run's own paths, copied by the supervisor
  * out of the run's memory: hostile.  Its rights are the run's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -184,9 +185,50 @@ bool actor_path_in_git(const char *path, const char *const *trees, size_t n_tree
 	return path_has(path, trees, n_trees, guard_name_is_git);
 }
 
+/* Is the component `name` (len bytes) of a path, with `rest` after it,
+ * a `.vscode` the run may reach: the directory itself, or its
+ * `extensions.json` (guardnames.h)?  Trailing slashes count as none. */
+static bool vscode_free(const char *name, size_t len, const char *rest)
+{
+	if (!guard_name_is_vscode(name, len))
+		return false;
+	rest += strspn(rest, "/");
+	size_t n = strcspn(rest, "/");
+	return n == 0 || (rest[n + strspn(rest + n, "/")] == '\0' && guard_name_is_vscode_free(rest, n));
+}
+
 bool actor_path_in_agent_config(const char *path, const char *const *trees, size_t n_trees)
 {
-	return path_has(path, trees, n_trees, guard_name_is_agent_config);
+	size_t skip = guarded_len(path, trees, n_trees);
+	if (skip == SIZE_MAX)
+		return false;
+	for (const char *p = path + skip; *p;) {
+		p += strspn(p, "/");
+		size_t len = strcspn(p, "/");
+		if (len && guard_name_is_agent_config(p, len) && !vscode_free(p, len, p + len))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* Does the directory `name` in `dir` hold anything but what a run may
+ * make in a `.vscode` (or is it not a directory one can list)? */
+static bool vscode_holds_more(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	bool more = false;
+	for (struct dirent *e; !more && (e = readdir(d)) != NULL;)
+		more = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		       !guard_name_is_vscode_free(e->d_name, strlen(e->d_name));
+	closedir(d);
+	return more;
 }
 
 /* Is there an entry `name` in the directory whose path is `dir` (len
@@ -388,8 +430,18 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 		return rc;
 	if ((rc = entry_git_runs(real, (size_t)n, name, use == ENTRY_NEW)) < 0)
 		return rc;
-	if (guard_name_is_agent_config(name, strlen(name)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX)
-		return refuse_agent(creating ? EPERM : EROFS);
+	if (guarded_len(real, guarded, n_guarded) != SIZE_MAX) {
+		/* A .vscode may be made empty, and removed or moved while it holds
+		 * nothing but its extensions.json; in it, only that file. */
+		const char *last = strrchr(real, '/');
+		last = last ? last + 1 : real;
+		bool vscode_ok = guard_name_is_vscode(name, strlen(name)) &&
+		                 (use == ENTRY_NEW_DIR || (use == ENTRY_OLD && !vscode_holds_more(dir, name)));
+		if (guard_name_is_agent_config(name, strlen(name)) && !vscode_ok)
+			return refuse_agent(creating ? EPERM : EROFS);
+		if (guard_name_is_vscode(last, strlen(last)) && !guard_name_is_vscode_free(name, strlen(name)))
+			return refuse_agent(creating ? EPERM : EROFS);
+	}
 	bool dotgit = guard_name_is_git(name, strlen(name));
 	bool mark = creating && (strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
 	                         strcmp(name, "refs") == 0 || strcmp(name, "commondir") == 0);
@@ -421,7 +473,7 @@ static int named_agent_check(int base, const char *path)
 		while (start < len && path[start] == '/')
 			start++;
 		n = strcspn(path + start, "/");
-		if (n && guard_name_is_agent_config(path + start, n)) {
+		if (n && guard_name_is_agent_config(path + start, n) && !vscode_free(path + start, n, path + start + n)) {
 			/* the directory holding it: the path before it, as the kernel
 			 * resolves it (the root for an absolute one) */
 			memcpy(prefix, path, start);
@@ -456,7 +508,9 @@ static bool holds_agent_config(int dir, const char *name)
 		return false; /* not a directory (or gone: rename answers) */
 	bool found = false;
 	for (size_t i = 0; i < GUARD_AGENT_CONFIG_N && !found; i++)
-		found = fstatat(d, guard_agent_config[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+		found = fstatat(d, guard_agent_config[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		        (!guard_name_is_vscode(guard_agent_config[i], strlen(guard_agent_config[i])) ||
+		         vscode_holds_more(d, guard_agent_config[i]));
 	close(d);
 	return found;
 }

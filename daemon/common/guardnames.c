@@ -84,6 +84,16 @@ const char *const guard_agent_config[GUARD_AGENT_CONFIG_N] = {
     ".mcp.json", ".zed",      ".continue", ".roo",	    ".kiro",
     ".amazonq",	 ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
 
+bool guard_name_is_vscode(const char *name, size_t len)
+{
+	return name_is(name, len, ".vscode");
+}
+
+bool guard_name_is_vscode_free(const char *name, size_t len)
+{
+	return name_is(name, len, "extensions.json");
+}
+
 bool guard_name_is_agent_config(const char *name, size_t len)
 {
 	for (size_t i = 0; i < GUARD_AGENT_CONFIG_N; i++)

@@ -24,4 +24,13 @@ bool guard_name_is_git(const char *name, size_t len);
 extern const char *const guard_agent_config[GUARD_AGENT_CONFIG_N];
 bool guard_name_is_agent_config(const char *name, size_t len);
 
+/* VS Code's `.vscode`, and the one file a run may make or change in it:
+ * `extensions.json`, the extensions the project recommends.  It runs
+ * nothing (the person installs what it lists, by a deliberate act), and
+ * scaffolds ship it (`npm create vite`); everything else there may run
+ * (settings, tasks, launch configurations, MCP servers, extensions' own
+ * files such as c_cpp_properties.json's compilerPath). */
+bool guard_name_is_vscode(const char *name, size_t len);
+bool guard_name_is_vscode_free(const char *name, size_t len);
+
 #endif

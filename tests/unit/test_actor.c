@@ -80,6 +80,13 @@ TEST(agent_config)
 	CHECK(actor_path_in_agent_config("/home/p/ws/sub/.vscode/tasks.json", trees, 1));
 	CHECK(actor_path_in_agent_config("/home/p/ws/.mcp.json", trees, 1));
 	CHECK(!actor_path_in_agent_config("/home/p/ws/src/claude.c", trees, 1));
+	/* A .vscode itself and its extensions.json: what scaffolds ship, which runs nothing. */
+	CHECK(!actor_path_in_agent_config("/home/p/ws/app/.vscode", trees, 1));
+	CHECK(!actor_path_in_agent_config("/home/p/ws/app/.VSCode/Extensions.json", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/app/.vscode/settings.json", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/app/.vscode/extensions.json/x", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/app/.vscode/sub/extensions.json", trees, 1));
+	CHECK(actor_path_in_agent_config("/home/p/ws/.claude", trees, 1));
 	/* the run's /tmp, and the person's home above the workspace, are not judged */
 	CHECK(!actor_path_in_agent_config("/tmp/x/.claude/settings.json", trees, 1));
 	CHECK(!actor_path_in_agent_config("/home/p/.claude/settings.json", trees, 1));
