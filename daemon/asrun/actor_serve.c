@@ -160,20 +160,42 @@ static size_t guarded_len(const char *path, const char *const *trees, size_t n_t
 	return skip;
 }
 
+/* Is the component `name` (len bytes) of a path, with `rest` after it, a
+ * repository (guardnames.h)? */
+static bool git_at(const char *name, size_t len, const char *rest)
+{
+	(void)rest;
+	return guard_name_is_git(name, len);
+}
+
+/* Is it an AI agent's configuration, but for a `.vscode` the run may
+ * reach: the directory itself, or its `extensions.json` (guardnames.h)?
+ * Trailing slashes count as none. */
+static bool agent_config_at(const char *name, size_t len, const char *rest)
+{
+	if (!guard_name_is_agent_config(name, len))
+		return false;
+	if (!guard_name_is_vscode(name, len))
+		return true;
+	rest += strspn(rest, "/");
+	size_t n = strcspn(rest, "/");
+	return n && (rest[n + strspn(rest + n, "/")] != '\0' || !guard_name_is_vscode_free(rest, n));
+}
+
 /* Is `path` (absolute, as the kernel prints it) in a tree we guard - a
  * workspace or a write path of the profile, whatever lies above it - and
- * is one of its components below that tree a name `is` takes?  The
- * private /tmp and /dev/shm are not guarded (gone with the run). */
-static bool path_has(const char *path, const char *const *trees, size_t n_trees, bool (*is)(const char *, size_t))
+ * is one of its components below that tree one `at` takes?  The private
+ * /tmp and /dev/shm are not guarded (gone with the run). */
+static bool path_has(const char *path, const char *const *trees, size_t n_trees,
+                     bool (*at)(const char *, size_t, const char *))
 {
 	size_t skip = guarded_len(path, trees, n_trees);
 	if (skip == SIZE_MAX)
 		return false;
 	for (const char *p = path + skip; *p;) {
-		while (*p == '/')
-			p++;
+		p += strspn(p, "/");
 		size_t len = strcspn(p, "/");
-		if (len && is(p, len))
+		if (len && at(p, len, p + len))
 			return true;
 		p += len;
 	}
@@ -182,34 +204,12 @@ static bool path_has(const char *path, const char *const *trees, size_t n_trees,
 
 bool actor_path_in_git(const char *path, const char *const *trees, size_t n_trees)
 {
-	return path_has(path, trees, n_trees, guard_name_is_git);
-}
-
-/* Is the component `name` (len bytes) of a path, with `rest` after it,
- * a `.vscode` the run may reach: the directory itself, or its
- * `extensions.json` (guardnames.h)?  Trailing slashes count as none. */
-static bool vscode_free(const char *name, size_t len, const char *rest)
-{
-	if (!guard_name_is_vscode(name, len))
-		return false;
-	rest += strspn(rest, "/");
-	size_t n = strcspn(rest, "/");
-	return n == 0 || (rest[n + strspn(rest + n, "/")] == '\0' && guard_name_is_vscode_free(rest, n));
+	return path_has(path, trees, n_trees, git_at);
 }
 
 bool actor_path_in_agent_config(const char *path, const char *const *trees, size_t n_trees)
 {
-	size_t skip = guarded_len(path, trees, n_trees);
-	if (skip == SIZE_MAX)
-		return false;
-	for (const char *p = path + skip; *p;) {
-		p += strspn(p, "/");
-		size_t len = strcspn(p, "/");
-		if (len && guard_name_is_agent_config(p, len) && !vscode_free(p, len, p + len))
-			return true;
-		p += len;
-	}
-	return false;
+	return path_has(path, trees, n_trees, agent_config_at);
 }
 
 /* Does the directory `name` in `dir` hold anything but what a run may
@@ -473,7 +473,7 @@ static int named_agent_check(int base, const char *path)
 		while (start < len && path[start] == '/')
 			start++;
 		n = strcspn(path + start, "/");
-		if (n && guard_name_is_agent_config(path + start, n) && !vscode_free(path + start, n, path + start + n)) {
+		if (n && agent_config_at(path + start, n, path + start + n)) {
 			/* the directory holding it: the path before it, as the kernel
 			 * resolves it (the root for an absolute one) */
 			memcpy(prefix, path, start);
