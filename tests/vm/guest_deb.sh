@@ -208,9 +208,11 @@ relay_bound_by() {
 	p=$(relay_socks)
 	# The relay binds its socket by name from inside the checked ticket
 	# directory (client/relay.c, listen_here): the kernel lists that name.
-	ino=$(awk -v p="$p" -v b="${p##*/}" '$8 == p || $8 == b { print $7 }' /proc/net/unix)
-	[ -n "$ino" ] || return 1
-	for f in "/proc/$1/fd/"*; do [ "$(readlink "$f")" = "socket:[$ino]" ] && return 0; done
+	# Any of the sockets by that name: a relay that idled out may still be
+	# listed while it ends.
+	for ino in $(awk -v p="$p" -v b="${p##*/}" '$8 == p || $8 == b { print $7 }' /proc/net/unix); do
+		for f in "/proc/$1/fd/"*; do [ "$(readlink "$f")" = "socket:[$ino]" ] && return 0; done
+	done
 	return 1
 }
 
