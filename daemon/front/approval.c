@@ -83,8 +83,17 @@ struct approval *approvals_add(struct approvals *a, const struct approval_info *
                                char id[33], void (*decided)(void *arg, enum approval_outcome o), void *arg)
 {
 	unsigned char rnd[16];
-	if (a->n >= a->max) {
-		errno = EAGAIN;
+	unsigned mine = 0;
+	for (struct approval *q = a->head; q; q = q->next) {
+		mine += strcmp(q->info->requester_fp, info->requester_fp) == 0;
+		if (q->state == PENDING && info->request_id && q->info->request_id &&
+		    strcmp(q->info->request_id, info->request_id) == 0) {
+			errno = EEXIST;
+			return NULL;
+		}
+	}
+	if (a->n >= a->max || mine >= (a->max / 4 ? a->max / 4 : 1)) {
+		errno = a->n >= a->max ? EAGAIN : EDQUOT;
 		return NULL;
 	}
 	struct approval *p = calloc(1, sizeof(*p));
@@ -133,14 +142,14 @@ int approvals_decide(struct approvals *a, const char *id, bool allow, const char
 	return -1;
 }
 
-char *approvals_list_json(struct approvals *a, bool raw)
+char *approvals_list_json(struct approvals *a, bool raw, const char *own_fp)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(o, "approvals");
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (struct approval *p = a->head; p; p = p->next) {
-		if (p->state != PENDING)
+		if (p->state != PENDING || (!raw && strcmp(p->info->requester_fp, own_fp) != 0))
 			continue;
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "id", p->id);

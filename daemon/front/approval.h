@@ -27,7 +27,9 @@ enum approval_outcome {
 
 struct approval_info {
 	const char *requester_cn;
+	const char *requester_fp; /* the certificate's SHA-256: whose approval it is */
 	const char *requester_role;
+	const char *request_id;   /* the client's nonce (Sharness-Request-Id), or NULL */
 	const char *profile;
 	const char *cmd;          /* filtered: what the audit log and non-person roles see */
 	const char *cmd_raw;      /* exact (invalid UTF-8 as U+FFFD): the person's view */
@@ -52,7 +54,11 @@ struct approval;
 /* Park a request until it is decided: `decided` comes once, at a later
  * turn of the loop, with ALLOWED, DENIED or EXPIRED (after `timeout_s`).
  * `info` is borrowed until then.  `id` receives the approval id (32 hex
- * characters).  NULL (errno EAGAIN) when too many runs wait already. */
+ * characters).  NULL with errno EAGAIN when too many runs wait already,
+ * EDQUOT when a quarter of the places (at least one) wait for this
+ * requester's certificate already (one identity does not fill them all),
+ * EEXIST when a waiting run carries the same request_id (each client's
+ * nonce names one approval; review s37 front 1). */
 struct approval *approvals_add(struct approvals *a, const struct approval_info *info, unsigned timeout_s,
                                char id[33], void (*decided)(void *arg, enum approval_outcome o), void *arg);
 /* The requester went away (or the daemon stops): the entry is gone and
@@ -69,7 +75,12 @@ int approvals_decide(struct approvals *a, const char *id, bool allow, const char
  * cmd, stdin and env exactly as the run gets them, cmd_shown "raw", and cmd_filtered
  * the filtered text when the filter would change it -- no detector's redaction can
  * hide code from the one who approves it; this listing goes only over mTLS and is never
- * logged.  Otherwise the filtered text, cmd_shown "filtered". */
-char *approvals_list_json(struct approvals *a, bool raw);
+ * logged.  Otherwise the filtered text, cmd_shown "filtered", and only the
+ * runs of the certificate `own_fp`: an agent sees its own pending runs (its
+ * client prints its approval's id by its request_id), not another
+ * identity's command, environment or stdin, nor its request_id (review s37
+ * front 1: one identity posted its own run under another's request_id, and
+ * that one's client printed the wrong approval for the person to allow). */
+char *approvals_list_json(struct approvals *a, bool raw, const char *own_fp);
 
 #endif

@@ -399,8 +399,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		http_audit(f, &x->peer, method, url, 200, NULL, NULL);
 		return http_respond(c, 200, f->policy_json, NULL, NULL);
 	case ROUTE_APPROVALS: {
-		/* Only a person sees the exact commands (approval.h). */
-		char *list = approvals_list_json(f->approvals, x->peer.role == TLS_ROLE_PERSON);
+		/* Only a person sees the exact commands, and every identity's
+		 * (approval.h); an agent its own. */
+		char *list = approvals_list_json(f->approvals, x->peer.role == TLS_ROLE_PERSON, x->peer.fp);
 		enum MHD_Result r = http_respond(c, 200, list ? list : "{\"approvals\":[]}", NULL, NULL);
 		free(list);
 		http_audit(f, &x->peer, method, url, 200, NULL, NULL);

@@ -526,7 +526,8 @@ static void wait_for_person(struct runflow *fl)
 	bool invalid = false;
 	fl->cmd_raw = utf8_clean(fl->r.cmd, fl->r.cmd_len, &invalid);
 	fl->info = (struct approval_info){
-		.requester_cn = fl->peer.cn, .requester_role = tls_role_name(fl->peer.role),
+		.requester_cn = fl->peer.cn, .requester_fp = fl->peer.fp, .requester_role = tls_role_name(fl->peer.role),
+		.request_id = rid,
 		.profile = fl->r.profile->name, .cmd = cJSON_GetStringValue(cJSON_GetObjectItem(fl->line, "cmd")),
 		.cmd_raw = fl->cmd_raw ? fl->cmd_raw : "[unavailable]",
 		.cmd_sha256 = cJSON_GetStringValue(cJSON_GetObjectItem(fl->line, "cmd_sha256")),
@@ -536,8 +537,19 @@ static void wait_for_person(struct runflow *fl)
 	};
 	fl->approval = approvals_add(f->approvals, &fl->info, f->cfg->approval_timeout_s, id, on_decided, fl);
 	if (!fl->approval) {
+		int why = errno;
 		approval_forget(fl);
-		request_error_set(&e, 503, "at_capacity", "Too many runs are waiting for approval; retry later.");
+		if (why == EEXIST)
+			request_error_set(&e, 409, "duplicate_request_id",
+			                  "A run waiting for approval carries this Sharness-Request-Id already; send a "
+			                  "fresh one for each request.");
+		else if (why == EDQUOT)
+			request_error_set(&e, 429, "too_many_approvals",
+			                  "A quarter of the places for runs waiting for approval (%u) hold this "
+			                  "certificate's runs already; wait for a person to decide them.",
+			                  f->cfg->max_runs);
+		else
+			request_error_set(&e, 503, "at_capacity", "Too many runs are waiting for approval; retry later.");
 		fail(fl, &e);
 		return;
 	}

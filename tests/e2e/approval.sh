@@ -159,6 +159,30 @@ for prof in analyse build; do
 		"final $(sha "$keyed") true,run_started $(sha "$keyed") true,"
 done
 
+# --- another identity sees none of an agent's pending runs, nor takes its
+# request_id (review s37: it copied the nonce onto its own admin run, and the
+# first agent's client printed that run's approval id for the person) -------
+"$ROOT/certs/mkcerts" "$T/certs" --client agent2 app >/dev/null
+admin_as() { # CERT REQUEST-ID CMD -> status and body in $T/as.*
+	curl -s -o "$T/as.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/$1.pem" \
+		--key "$T/certs/$1.key" -H "Sharness-Request-Id: $2" -H 'Content-Type: application/json' \
+		-d "$(jq -nc --arg c "$3" '{cmd: $c, profile: "admin"}')" "$SHARNESS_URL/v0/run" >"$T/as.status"
+}
+rid=0123456789abcdef0123456789abcdef
+admin_as app "$rid" 'echo mine' &
+MINE=$!
+id=$(pending_id 'echo mine')
+api GET /v0/approvals '' agent2
+check_eq "another identity: its listing holds none of app's pending runs" "$STATUS $(jf '.approvals | length')" "200 0"
+api GET /v0/approvals '' app
+check_eq "... the requester's own holds its run and its request_id" "$(jf '[.approvals[] | .id + " " + .request_id] | join(",")')" "$id $rid"
+admin_as agent2 "$rid" 'echo B-RAN-THIS-AS-ADMIN'
+check_eq "another identity's run with that request_id: 409 duplicate_request_id, nothing waits" \
+	"$(cat "$T/as.status") $(jq -r .error.code "$T/as.body") $(api GET /v0/approvals '' person; jf '.approvals | length')" \
+	"409 duplicate_request_id 1"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$MINE"
+
 # --- capacity: nobody is asked about a run that cannot even queue; an
 # approved run waits in the queue for a slot instead of losing its approval ---
 e2e_stop
@@ -197,6 +221,20 @@ check_eq "the approved run waited for the slot and ran" \
 check "it waited for the 'sleep 2' holding the slot (${waited} s after the approval)" \
 	awk -v w="$waited" 'BEGIN { exit !(w >= 1.0) }'
 wait "$BG"
+
+# One certificate's runs take at most a quarter of the places (max_runs 1
+# here: one), so one identity cannot fill them for the others.
+start_admin 'echo first-of-app'
+first=$(pending_id 'echo first-of-app')
+admin_as app 0123456789abcdef0123456789abcde0 'echo second-of-app'
+check_eq "a certificate's runs past a quarter of the approval places: 429 too_many_approvals" \
+	"$(cat "$T/as.status") $(jq -r .error.code "$T/as.body")" "429 too_many_approvals"
+admin_as agent2 0123456789abcdef0123456789abcde1 'echo of-agent2' &
+OTHER=$!
+check_match "... another identity's run still waits for the person" "$(pending_id 'echo of-agent2')" '^[0-9a-f]{32}$'
+api POST "/v0/approvals/$(pending_id 'echo of-agent2')" '{"decision": "deny"}' person
+api POST "/v0/approvals/$first" '{"decision": "deny"}' person
+wait "$ADM" "$OTHER"
 
 # --- a cwd that is not UTF-8 is refused at once (400 bad_cwd): it never
 # reaches the listing, which would be no JSON then, and the person would see
