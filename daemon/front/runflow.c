@@ -4,6 +4,7 @@
 #include "runflow.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,15 +436,18 @@ static void queue_for_slot(struct runflow *fl)
  * preview) and the extra environment; filtered, or exact when `raw` (the
  * person's view). */
 #define APPROVAL_STDIN_PREVIEW 4096
-static char *approval_text(const struct front *f, const char *buf, size_t len, bool raw)
+/* `buf` as the person (`raw`) or another role sees it, at most `max`
+ * bytes of it.  Filtered whole, then cut: a secret cut first would be no
+ * match, and its head would go out (review s37 front 3). */
+static char *approval_text(const struct front *f, const char *buf, size_t len, size_t max, bool raw)
 {
 	unsigned long n;
 	size_t flen;
 	bool replaced;
 	if (raw)
-		return utf8_clean(buf, len, &replaced);
+		return utf8_clean(buf, len < max ? len : max, &replaced);
 	char *filtered = scrub_buffer(f->scrub, buf, len, &flen, &n);
-	char *clean = filtered ? utf8_clean(filtered, flen, &replaced) : NULL;
+	char *clean = filtered ? utf8_clean(filtered, utf8_cut(filtered, flen, max), &replaced) : NULL;
 	free(filtered);
 	return clean;
 }
@@ -457,14 +461,13 @@ static cJSON *approval_extra(const struct front *f, const struct run_request *r,
 		char sha[65];
 		audit_sha256_hex(r->stdin_data, r->stdin_len, sha);
 		cJSON_AddStringToObject(x, "stdin_sha256", sha);
-		size_t shown = r->stdin_len < APPROVAL_STDIN_PREVIEW ? r->stdin_len : APPROVAL_STDIN_PREVIEW;
-		char *clean = approval_text(f, r->stdin_data, shown, raw);
+		char *clean = approval_text(f, r->stdin_data, r->stdin_len, APPROVAL_STDIN_PREVIEW, raw);
 		cJSON_AddStringToObject(x, "stdin", clean ? clean : "[unavailable]");
 		free(clean);
 	}
 	cJSON *env = cJSON_AddArrayToObject(x, "env");
 	for (size_t off = 0; off < r->env_len; off += strlen(r->env + off) + 1) {
-		char *clean = approval_text(f, r->env + off, strlen(r->env + off), raw);
+		char *clean = approval_text(f, r->env + off, strlen(r->env + off), SIZE_MAX, raw);
 		cJSON_AddItemToArray(env, cJSON_CreateString(clean ? clean : "[unavailable]"));
 		free(clean);
 	}

@@ -90,6 +90,26 @@ check "sharness-client approvals shows them too" grep -q '^    env FOO=bar$' "$T
 api POST "/v0/approvals/$id" '{"decision": "deny"}' person
 wait "$ADM"
 
+# The preview is the first 4 KiB of stdin as filtered whole: a secret across
+# that byte is no match once cut, and its head went out to the agent's
+# listing (review s37 front 3).
+gh=$(python3 -c '
+import random, zlib
+A = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+b = "".join(random.choice(A) for _ in range(30)); v = zlib.crc32(b.encode()); s = ""
+for _ in range(6): s = A[v % 62] + s; v //= 62
+print("ghp_" + b + s)')
+body=$(jq -nc --arg s "$(printf '%4079s' '' | tr ' ' x) $gh tail" '{cmd: "cat >/dev/null", profile: "admin", stdin: $s}')
+curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
+	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
+ADM=$!
+id=$(pending_id 'cat >/dev/null')
+api GET /v0/approvals '' app
+check_eq "a secret across the preview's end: the agent's listing shows none of it" \
+	"$(jf '.approvals[0].stdin' | grep -c "${gh:0:12}") $(jf '.approvals[0].stdin_bytes')" "0 4125"
+api POST "/v0/approvals/$id" '{"decision": "deny"}' person
+wait "$ADM"
+
 # --- the approver sees the exact command (SPEC §15.2, issue 13) ---------------
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 PC=(--cert "$T/certs/person.pem" --key "$T/certs/person.key")
