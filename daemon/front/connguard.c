@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 struct connguard_entry {
+	struct connguard *owner;
 	int fd;
 	int64_t due_ms;
 	bool listed; /* in the deadline list: neither verified nor cut yet */
@@ -22,7 +23,8 @@ struct connguard {
 	struct loop_timer timer;     /* the head's deadline */
 	struct connguard_entry head; /* circular list, oldest first; head is a sentinel */
 	int64_t deadline_ms;
-	void (*on_cut)(unsigned n);
+	unsigned listed, max_listed;
+	void (*on_cut)(unsigned n, bool crowded);
 };
 
 static void arm(struct connguard *g)
@@ -42,27 +44,31 @@ static void unlist(struct connguard_entry *e)
 	e->prev->next = e->next;
 	e->next->prev = e->prev;
 	e->listed = false;
+	e->owner->listed--;
+}
+
+/* The socket is still open: its entry is removed before it is closed.
+ * The entry stays until libmicrohttpd is done. */
+static void cut(struct connguard_entry *e)
+{
+	shutdown(e->fd, SHUT_RDWR);
+	unlist(e);
 }
 
 static void on_deadline(struct loop_timer *t)
 {
 	struct connguard *g = t->arg;
 	int64_t now = loop_now_ms();
-	unsigned cut = 0;
-	while (g->head.next != &g->head && g->head.next->due_ms <= now) {
-		struct connguard_entry *e = g->head.next;
-		/* The socket is still open: its entry is removed before it is
-		 * closed.  The entry stays until libmicrohttpd is done. */
-		shutdown(e->fd, SHUT_RDWR);
-		unlist(e);
-		cut++;
-	}
-	if (cut && g->on_cut)
-		g->on_cut(cut);
+	unsigned n = 0;
+	for (; g->head.next != &g->head && g->head.next->due_ms <= now; n++)
+		cut(g->head.next);
+	if (n && g->on_cut)
+		g->on_cut(n, false);
 	arm(g);
 }
 
-struct connguard *connguard_new(struct loop *l, unsigned deadline_s, void (*on_cut)(unsigned n))
+struct connguard *connguard_new(struct loop *l, unsigned deadline_s, unsigned max_unverified,
+                                void (*on_cut)(unsigned n, bool crowded))
 {
 	struct connguard *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -70,6 +76,7 @@ struct connguard *connguard_new(struct loop *l, unsigned deadline_s, void (*on_c
 	g->loop = l;
 	g->head.prev = g->head.next = &g->head;
 	g->deadline_ms = (int64_t)deadline_s * 1000;
+	g->max_listed = max_unverified ? max_unverified : 1;
 	g->on_cut = on_cut;
 	g->timer.cb = on_deadline;
 	return g;
@@ -89,6 +96,7 @@ struct connguard_entry *connguard_add(struct connguard *g, int fd)
 	struct connguard_entry *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
+	e->owner = g;
 	e->fd = fd;
 	e->due_ms = loop_now_ms() + g->deadline_ms;
 	e->next = &g->head;
@@ -96,7 +104,14 @@ struct connguard_entry *connguard_add(struct connguard *g, int fd)
 	g->head.prev->next = e;
 	g->head.prev = e;
 	e->listed = true;
-	if (e->prev == &g->head)
+	bool head_changed = e->prev == &g->head;
+	if (++g->listed > g->max_listed) { /* the oldest waiting: never this one */
+		cut(g->head.next);
+		head_changed = true;
+		if (g->on_cut)
+			g->on_cut(1, true);
+	}
+	if (head_changed)
 		arm(g);
 	return e;
 }

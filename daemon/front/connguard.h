@@ -12,6 +12,15 @@
  * same span, so the list is in deadline order): nothing wakes while no
  * deadline is due.
  *
+ * Nor may strangers fill the connection limit: at the limit libmicrohttpd
+ * stops accepting, and the kernel's accept queue fills with more of theirs,
+ * so a process with no certificate that keeps a few hundred idle
+ * connections open kept every client out (review s37 front 2).  At most
+ * `max_unverified` connections (below the limit) wait for a verified
+ * certificate; one more cuts the oldest of them.  A client's connection is
+ * then the newest: it is cut only after that many newer ones, while its
+ * handshake takes milliseconds.
+ *
  * Everything runs on the loop's thread.  libmicrohttpd notifies a
  * connection's end (connguard_remove) before it closes the socket, so a cut
  * never shuts down a descriptor that was reused.
@@ -19,13 +28,17 @@
 #ifndef SHARNESS_CONNGUARD_H
 #define SHARNESS_CONNGUARD_H
 
+#include <stdbool.h>
+
 #include "loop.h"
 
 struct connguard;
 struct connguard_entry;
 
-/* `on_cut` (may be NULL) hears how many connections a deadline cut. */
-struct connguard *connguard_new(struct loop *l, unsigned deadline_s, void (*on_cut)(unsigned n));
+/* `on_cut` (may be NULL) hears how many connections were cut, and whether
+ * for the cap (`crowded`) or the deadline. */
+struct connguard *connguard_new(struct loop *l, unsigned deadline_s, unsigned max_unverified,
+                                void (*on_cut)(unsigned n, bool crowded));
 void connguard_free(struct connguard *g);
 
 /* A new connection on socket `fd`; NULL when out of memory (the connection

@@ -92,9 +92,19 @@ static void on_mhd(struct loop_watch *w, uint32_t revents)
 	(void)revents;
 }
 
-static void on_cut(unsigned n)
+static void on_cut(unsigned n, bool crowded)
 {
-	log_info("cut %u connection(s) that showed no verified certificate within %d s", n, UNVERIFIED_DEADLINE_S);
+	static unsigned long crowded_cuts;
+	if (!crowded) {
+		log_info("cut %u connection(s) that showed no verified certificate within %d s", n,
+		         UNVERIFIED_DEADLINE_S);
+		return;
+	}
+	crowded_cuts++;
+	if ((crowded_cuts & (crowded_cuts - 1)) == 0) /* the 1st, 2nd, 4th, ...: named, not logged whole */
+		log_info("cut the oldest connection that showed no verified certificate yet, for a newer one: "
+		         "three quarters of limits.connections wait for one already (%lu such cuts so far)",
+		         crowded_cuts);
 }
 
 static unsigned connections(struct MHD_Daemon *d)
@@ -168,7 +178,10 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 		log_warn("the front could not lock itself down: %s", err);
 		return 1;
 	}
-	f->guard = connguard_new(f->loop, UNVERIFIED_DEADLINE_S, on_cut);
+	/* Strangers hold at most three quarters of the connection limit, so
+	 * libmicrohttpd keeps accepting (connguard.h). */
+	unsigned limit = f->cfg->connection_limit;
+	f->guard = connguard_new(f->loop, UNVERIFIED_DEADLINE_S, limit - limit / 4, on_cut);
 	if (!f->guard) {
 		log_warn("the front is out of memory");
 		return 1;

@@ -213,6 +213,24 @@ void supervise_kill(struct sandbox_ready *sb)
 		kill(sb->init, SIGKILL);
 }
 
+bool supervise_end_init(struct sandbox_ready *sb, int ms)
+{
+	if (sb->init <= 0)
+		return true;
+	supervise_kill(sb);
+	for (int waited = 0;; waited += 5) {
+		pid_t got = waitpid(sb->init, NULL, WNOHANG);
+		if (got == sb->init || (got < 0 && errno == ECHILD)) {
+			sb->init = -1;
+			return true;
+		}
+		if (waited >= ms)
+			return false;
+		struct timespec tick = {.tv_nsec = 5 * 1000 * 1000};
+		nanosleep(&tick, NULL);
+	}
+}
+
 /* Kill what is left, reap the init, and wait until the cgroup is empty.
  * Returns 0 once nothing of the run lives on. */
 int supervise_stop(struct sandbox_ready *sb)

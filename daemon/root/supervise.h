@@ -39,6 +39,12 @@ struct sandbox_ready {
 /* Kill every process of the run: the cgroup's kill, then the init. */
 void supervise_kill(struct sandbox_ready *sb);
 
+/* Kill the run and reap its init, waiting at most `ms`: the init's end
+ * waits for every process of its pid namespace, and one the kernel holds
+ * in an uninterruptible wait (direct I/O, a slow disk, NFS) holds it.
+ * true once reaped. */
+bool supervise_end_init(struct sandbox_ready *sb, int ms);
+
 /* Kill what is left, reap the init and the actor, close our ends and wait
  * until the cgroup is empty.  0 once nothing of the run lives on. */
 int supervise_stop(struct sandbox_ready *sb);

@@ -69,6 +69,33 @@ fi
 check "write_paths: the file stopped well short of 1 GiB" test "$(alloc_mib "$T/wp/big")" -lt 900
 rm -f "$T/wp/big"
 
+# Direct I/O and Linux AIO (review s37 lifecycle H1, H2, M1): an O_DIRECT
+# write of up to 2 GiB a call, or an io_submit of many, goes on after the
+# watch's SIGKILL (a run left 4 GiB against this 128 MiB limit), a reader in
+# one held the reply past the timeout, and io_setup takes from the host's one
+# fs.aio-nr.  Opens with O_DIRECT, for reading or writing, and F_SETFL with
+# it are EINVAL (what a file system without direct I/O answers); io_* ENOSYS.
+attack "direct I/O and Linux AIO are refused" 'python3 -c "
+import ctypes, errno, fcntl, os
+def tried(f):
+    try:
+        f()
+        return \"allowed\"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(\"write\", tried(lambda: os.open(\"dio\", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)))
+print(\"read\", tried(lambda: os.open(\"/usr/bin/env\", os.O_RDONLY | os.O_DIRECT)))
+fd = os.open(\"/usr/bin/env\", os.O_RDONLY)
+print(\"setfl\", tried(lambda: fcntl.fcntl(fd, fcntl.F_SETFL, os.O_DIRECT)))
+libc = ctypes.CDLL(None, use_errno=True)
+ctx = ctypes.c_ulong(0)
+r = libc.syscall(206, 64, ctypes.byref(ctx))
+print(\"io_setup\", errno.errorcode.get(ctypes.get_errno(), \"allowed\") if r < 0 else \"allowed\")
+"' &&
+	check_eq "direct I/O and Linux AIO are refused" "$(jf .stdout)" \
+		$'write EINVAL\nread EINVAL\nsetfl EINVAL\nio_setup ENOSYS'
+check "direct I/O: no file was made" test ! -e "$WS/dio"
+
 # glibc's posix_fallocate falls back to writing a byte per block: still bounded.
 attack "posix_fallocate's fallback is bounded too" 'python3 -c "
 import os

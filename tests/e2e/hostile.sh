@@ -277,7 +277,42 @@ def steady(every, secs):
         cut = True
     print(json.dumps({"answered": answered, "cut": cut}))
 
+def flood(n, secs):
+    """Hold n idle TCP connections (no TLS, no certificate) for secs s and
+    open a new one for each the server closes: a stranger that never lets
+    the table empty (review s37 front 2).  How many were opened in all."""
+    import selectors
+    sel = selectors.DefaultSelector()
+    def connect():
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            s.close()
+            return
+        sel.register(s, selectors.EVENT_READ)
+    for _ in range(n):
+        connect()
+    opened, t0 = n, time.monotonic()
+    while time.monotonic() - t0 < secs:
+        for key, _ in sel.select(0.1):
+            s = key.fileobj
+            try:
+                d = s.recv(1)
+            except OSError:
+                d = b""
+            if not d:
+                sel.unregister(s)
+                s.close()
+                connect()
+                opened += 1
+    print(json.dumps({"opened": opened}), flush=True)
+
 {"trickle": lambda: trickle(args[0], int(args[1]), float(args[2])),
+ "flood": lambda: flood(int(args[0]), float(args[1])),
  "steady": lambda: steady(float(args[0]), float(args[1])),
  "endless": lambda: endless(float(args[0])),
  "stall": lambda: stall(args[0]),
@@ -318,6 +353,23 @@ BODY=$(cat "$T/trickle.over")
 check "slowloris beyond the connection limit: the surplus is refused, not queued ($(jf .dropped) of $((LIMIT + 4)) dropped)" \
 	test "$(jf .dropped)" -ge 4
 alive "right after a slowloris beyond the connection limit"
+
+# --- a stranger that keeps idle connections open, reopening each one cut,
+# never shuts clients out: it may hold three quarters of the limit, and a
+# new connection cuts its oldest (review s37 front 2) -----------------------
+H flood $((LIMIT + 200)) 15 >"$T/flood.out" &
+fp=$!
+sleep 3
+served=0
+for _ in $(seq 1 10); do
+	API_MAX_TIME=5 api GET /v0/policy
+	[ "$STATUS" = 200 ] && served=$((served + 1))
+done
+wait "$fp"
+BODY=$(cat "$T/flood.out")
+check_eq "a stranger holding $((LIMIT + 200)) idle connections, reopening each one cut ($(jf .opened) in all): 10 of 10 requests served within 5 s" \
+	"$served" 10
+alive "after a stranger's flood of reopened connections"
 
 # --- thousands of idle connections ------------------------------------------
 H idle 2000 0 $((IDLE + 2)) >"$T/idle.out" &

@@ -164,16 +164,17 @@ TEST(runq_cancel_of_a_granted_waiter_passes_the_slot_on)
 	loop_free(l);
 }
 
-static unsigned cut_total;
-static void on_cut(unsigned n)
+static unsigned cut_total, cut_crowded;
+static void on_cut(unsigned n, bool crowded)
 {
 	cut_total += n;
+	cut_crowded += crowded ? n : 0;
 }
 
 TEST(connguard_cuts_only_unverified_connections_at_the_deadline)
 {
 	struct loop *l = loop_new();
-	struct connguard *g = connguard_new(l, 1, on_cut);
+	struct connguard *g = connguard_new(l, 1, 8, on_cut);
 	int a[2], b[2];
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, a) == 0);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, b) == 0);
@@ -202,6 +203,38 @@ TEST(connguard_cuts_only_unverified_connections_at_the_deadline)
 	loop_free(l);
 }
 
+/* Past `max_unverified` waiting connections, a new one cuts the oldest
+ * waiting, never itself nor a verified one (review s37 front 2). */
+TEST(connguard_cuts_the_oldest_unverified_past_the_cap)
+{
+	struct loop *l = loop_new();
+	struct connguard *g = connguard_new(l, 60, 2, on_cut);
+	int s[4][2];
+	struct connguard_entry *e[4];
+	char c;
+	cut_total = cut_crowded = 0;
+	for (int i = 0; i < 4; i++)
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, s[i]) == 0);
+	e[0] = connguard_add(g, s[0][0]);
+	connguard_verified(g, e[0]);
+	e[1] = connguard_add(g, s[1][0]);
+	e[2] = connguard_add(g, s[2][0]);
+	CHECK_EQ_INT(cut_total, 0);
+	e[3] = connguard_add(g, s[3][0]); /* a third waiting: the oldest, s[1], goes */
+	CHECK_EQ_INT(cut_crowded, 1);
+	CHECK_EQ_INT(read(s[1][1], &c, 1), 0);
+	for (int i = 0; i < 4; i++)
+		if (i != 1)
+			CHECK(send(s[i][1], "x", 1, 0) == 1 && read(s[i][0], &c, 1) == 1);
+	for (int i = 0; i < 4; i++) {
+		connguard_remove(g, e[i]);
+		close(s[i][0]);
+		close(s[i][1]);
+	}
+	connguard_free(g);
+	loop_free(l);
+}
+
 int main(void)
 {
 	RUN(timers_fire_in_deadline_order);
@@ -210,5 +243,6 @@ int main(void)
 	RUN(runq_hands_slots_over_in_order);
 	RUN(runq_cancel_of_a_granted_waiter_passes_the_slot_on);
 	RUN(connguard_cuts_only_unverified_connections_at_the_deadline);
+	RUN(connguard_cuts_the_oldest_unverified_past_the_cap);
 	return harness_done();
 }
