@@ -54,7 +54,7 @@ ASRUN_SRCS  := $(addprefix daemon/asrun/,directexec.c job.c notify.c sandbox_run
 ACTOR_SRCS  := $(addprefix daemon/asrun/,actor_main.c actor_serve.c agentpaths.c connect_run.c fdpath.c gitpaths.c) \
                  $(addprefix daemon/common/,gitdir.c guardnames.c path.c privsep.c utf8.c)
 FRONT_SRCS  := $(addprefix daemon/front/,approval.c audit.c capture.c connguard.c denials.c execute.c front.c \
-                 http.c jobs.c live.c lockdown.c loop.c main.c proxy.c proxy_host.c proxy_request.c reply.c request.c runflow.c \
+                 http.c jobs.c live.c lockdown.c loop.c main.c peeruid.c proxy.c proxy_host.c proxy_request.c reply.c request.c runflow.c \
                  runq.c tls.c)
 FILTER_SRCS := $(addprefix daemon/filter/,scrub.c scrub_cli.c scrub_detect.c scrub_bloom.c scrub_fp.c scrub_rules.c scrub_tri.c \
                  scrub_vault.c scrub_view.c scrub_wrap.c)

@@ -13,6 +13,7 @@
 struct connguard_entry {
 	struct connguard *owner;
 	int fd;
+	long uid;
 	int64_t due_ms;
 	bool listed; /* in the deadline list: neither verified nor cut yet */
 	struct connguard_entry *prev, *next;
@@ -91,13 +92,33 @@ void connguard_free(struct connguard *g)
 	free(g);
 }
 
-struct connguard_entry *connguard_add(struct connguard *g, int fd)
+/* The oldest waiting connection of the uid that holds the most waiting
+ * ones (a tie: the one whose oldest is older).  At most max_unverified
+ * entries: a count for each is cheap. */
+static struct connguard_entry *crowd_victim(struct connguard *g)
+{
+	struct connguard_entry *victim = NULL;
+	unsigned most = 0;
+	for (struct connguard_entry *e = g->head.next; e != &g->head; e = e->next) {
+		unsigned n = 0;
+		for (struct connguard_entry *o = g->head.next; o != &g->head; o = o->next)
+			n += o->uid == e->uid;
+		if (n > most) {
+			most = n;
+			victim = e;
+		}
+	}
+	return victim;
+}
+
+struct connguard_entry *connguard_add(struct connguard *g, int fd, long uid)
 {
 	struct connguard_entry *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	e->owner = g;
 	e->fd = fd;
+	e->uid = uid;
 	e->due_ms = loop_now_ms() + g->deadline_ms;
 	e->next = &g->head;
 	e->prev = g->head.prev;
@@ -105,8 +126,8 @@ struct connguard_entry *connguard_add(struct connguard *g, int fd)
 	g->head.prev = e;
 	e->listed = true;
 	bool head_changed = e->prev == &g->head;
-	if (++g->listed > g->max_listed) { /* the oldest waiting: never this one */
-		cut(g->head.next);
+	if (++g->listed > g->max_listed) {
+		cut(crowd_victim(g));
 		head_changed = true;
 		if (g->on_cut)
 			g->on_cut(1, true);

@@ -17,9 +17,10 @@
  * so a process with no certificate that keeps a few hundred idle
  * connections open kept every client out (review s37 front 2).  At most
  * `max_unverified` connections (below the limit) wait for a verified
- * certificate; one more cuts the oldest of them.  A client's connection is
- * then the newest: it is cut only after that many newer ones, while its
- * handshake takes milliseconds.
+ * certificate; one more cuts the oldest of the peer uid that holds the
+ * most of them (peeruid.h), so a flood cuts its own connections, not
+ * another account's client, which holds one or a few for the milliseconds
+ * of its handshake.
  *
  * Everything runs on the loop's thread.  libmicrohttpd notifies a
  * connection's end (connguard_remove) before it closes the socket, so a cut
@@ -41,9 +42,10 @@ struct connguard *connguard_new(struct loop *l, unsigned deadline_s, unsigned ma
                                 void (*on_cut)(unsigned n, bool crowded));
 void connguard_free(struct connguard *g);
 
-/* A new connection on socket `fd`; NULL when out of memory (the connection
- * then only has libmicrohttpd's idle timeout). */
-struct connguard_entry *connguard_add(struct connguard *g, int fd);
+/* A new connection on socket `fd` from a process of `uid` (-1: not known);
+ * NULL when out of memory (the connection then only has libmicrohttpd's
+ * idle timeout). */
+struct connguard_entry *connguard_add(struct connguard *g, int fd, long uid);
 /* Its first request showed a verified certificate: no deadline any more. */
 void connguard_verified(struct connguard *g, struct connguard_entry *e);
 /* The connection ended (before its socket is closed).  NULL is a no-op. */

@@ -20,6 +20,7 @@
 #include <microhttpd.h>
 
 #include "connguard.h"
+#include "peeruid.h"
 #include "log.h"
 #include "loop.h"
 #include "privsep.h"
@@ -173,6 +174,12 @@ int front_main(struct front *f, struct scrub_sources *src, int ready_fd)
 		return 1;
 	}
 	f->scrub = scrub;
+	/* No netlink socket is made after the lockdown. */
+	f->peer_diag = peeruid_open();
+	if (f->peer_diag < 0)
+		log_warn("the front cannot read the socket table (sock_diag: %s): a flood of connections from one "
+		         "local account is cut oldest first, whoever holds them",
+		         strerror(errno));
 	/* Before any thread exists, so every thread inherits both locks. */
 	if (lockdown_front(err, sizeof(err)) < 0) {
 		log_warn("the front could not lock itself down: %s", err);

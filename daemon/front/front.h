@@ -39,6 +39,7 @@ struct front {
 	struct approvals *approvals; /* runs waiting for a person */
 	struct runq *runq;           /* the max_runs slots and their FIFO queue */
 	struct connguard *guard;     /* the deadline for unverified connections */
+	int peer_diag;               /* sock_diag, for the uid of a connection's peer (peeruid.h) */
 	struct tls_tickets *tickets; /* the session ticket key, memory only (tls.h) */
 	struct tls_recent *recent;   /* the last connections' verified certificates (tls.h) */
 	struct jobs *jobs;           /* runs started with POST /v0/jobs (jobs.c) */

@@ -23,6 +23,7 @@
 #include "approval.h"
 #include "audit.h"
 #include "connguard.h"
+#include "peeruid.h"
 #include "jobs.h"
 #include "log.h"
 #include "runflow.h"
@@ -461,7 +462,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 	if (st) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		st->seen = tls_seen_new();
-		st->guard = ci && f->guard ? connguard_add(f->guard, ci->connect_fd) : NULL;
+		st->guard = ci && f->guard ? connguard_add(f->guard, ci->connect_fd,
+		                                           peeruid_of(f->peer_diag, ci->connect_fd))
+		                           : NULL;
 		st->idle_s = f->cfg->connection_timeout_s;
 	}
 	*socket_ctx = st;

@@ -178,8 +178,8 @@ TEST(connguard_cuts_only_unverified_connections_at_the_deadline)
 	int a[2], b[2];
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, a) == 0);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, b) == 0);
-	struct connguard_entry *ea = connguard_add(g, a[0]);
-	struct connguard_entry *eb = connguard_add(g, b[0]);
+	struct connguard_entry *ea = connguard_add(g, a[0], -1);
+	struct connguard_entry *eb = connguard_add(g, b[0], -1);
 	connguard_verified(g, eb);
 	cut_total = 0;
 	int64_t t0 = loop_now_ms();
@@ -203,30 +203,32 @@ TEST(connguard_cuts_only_unverified_connections_at_the_deadline)
 	loop_free(l);
 }
 
-/* Past `max_unverified` waiting connections, a new one cuts the oldest
- * waiting, never itself nor a verified one (review s37 front 2). */
-TEST(connguard_cuts_the_oldest_unverified_past_the_cap)
+/* Past `max_unverified` waiting connections, a new one cuts the oldest of
+ * the uid that holds the most (review s37 front 2): a flood cuts its own,
+ * never another account's waiting client nor a verified connection. */
+TEST(connguard_cuts_the_crowding_uids_oldest_past_the_cap)
 {
 	struct loop *l = loop_new();
-	struct connguard *g = connguard_new(l, 60, 2, on_cut);
-	int s[4][2];
-	struct connguard_entry *e[4];
+	struct connguard *g = connguard_new(l, 60, 3, on_cut);
+	enum { N = 6 };
+	static const long uid[N] = {1000, 1000, 65534, 65534, 65534, 65534};
+	int s[N][2];
+	struct connguard_entry *e[N];
 	char c;
 	cut_total = cut_crowded = 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < N; i++)
 		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, s[i]) == 0);
-	e[0] = connguard_add(g, s[0][0]);
-	connguard_verified(g, e[0]);
-	e[1] = connguard_add(g, s[1][0]);
-	e[2] = connguard_add(g, s[2][0]);
-	CHECK_EQ_INT(cut_total, 0);
-	e[3] = connguard_add(g, s[3][0]); /* a third waiting: the oldest, s[1], goes */
-	CHECK_EQ_INT(cut_crowded, 1);
-	CHECK_EQ_INT(read(s[1][1], &c, 1), 0);
-	for (int i = 0; i < 4; i++)
-		if (i != 1)
+	e[0] = connguard_add(g, s[0][0], uid[0]);
+	connguard_verified(g, e[0]);                 /* verified: never cut */
+	for (int i = 1; i < N; i++)                  /* 1000's client waits, then 65534 floods */
+		e[i] = connguard_add(g, s[i][0], uid[i]);
+	CHECK_EQ_INT(cut_crowded, 2);                /* the 4th and 5th waiting cut 65534's oldest */
+	CHECK_EQ_INT(read(s[2][1], &c, 1), 0);
+	CHECK_EQ_INT(read(s[3][1], &c, 1), 0);
+	for (int i = 0; i < N; i++)
+		if (i != 2 && i != 3)
 			CHECK(send(s[i][1], "x", 1, 0) == 1 && read(s[i][0], &c, 1) == 1);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < N; i++) {
 		connguard_remove(g, e[i]);
 		close(s[i][0]);
 		close(s[i][1]);
@@ -243,6 +245,6 @@ int main(void)
 	RUN(runq_hands_slots_over_in_order);
 	RUN(runq_cancel_of_a_granted_waiter_passes_the_slot_on);
 	RUN(connguard_cuts_only_unverified_connections_at_the_deadline);
-	RUN(connguard_cuts_the_oldest_unverified_past_the_cap);
+	RUN(connguard_cuts_the_crowding_uids_oldest_past_the_cap);
 	return harness_done();
 }
