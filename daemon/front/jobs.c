@@ -126,31 +126,48 @@ static size_t kept_bytes(const struct jobs *j)
 	return n;
 }
 
+static int by_owner(const void *a, const void *b)
+{
+	return strcmp((*(struct job *const *)a)->owner_fp, (*(struct job *const *)b)->owner_fp);
+}
+
 /* Makes room: the oldest finished job of the certificate that holds the
  * most goes early, so that no certificate can push out another's jobs
  * while it holds more itself: the most jobs, or the most kept bytes when
  * those are what the table is short of (`by_bytes`).  false: none has
- * finished. */
+ * finished.  The jobs are grouped by owner first: counting each job's
+ * owner's among all of them cost 10 ms of the loop per start at a full
+ * table (review s37 front 6). */
 static bool evict_one(struct jobs *j, bool by_bytes)
 {
-	size_t pick = SIZE_MAX, pick_held = 0;
-	for (size_t i = 0; i < j->n; i++) {
-		if (j->v[i]->running)
-			continue;
-		size_t held = 0;
-		for (size_t k = 0; k < j->n; k++)
-			if (strcmp(j->v[k]->owner_fp, j->v[i]->owner_fp) == 0)
-				held += by_bytes ? job_kept(j->v[k]) : 1;
-		if (pick == SIZE_MAX || held > pick_held ||
-		    (held == pick_held && j->v[i]->ended.tv_sec < j->v[pick]->ended.tv_sec)) {
-			pick = i;
+	static struct job *sorted[JOBS_TOTAL_MAX];
+	memcpy(sorted, j->v, j->n * sizeof(struct job *));
+	qsort((void *)sorted, j->n, sizeof(struct job *), by_owner);
+	struct job *pick = NULL;
+	size_t pick_held = 0;
+	for (size_t g = 0; g < j->n;) {
+		size_t end = g, held = 0;
+		struct job *oldest = NULL; /* the group's oldest finished job */
+		for (; end < j->n && strcmp(sorted[end]->owner_fp, sorted[g]->owner_fp) == 0; end++) {
+			held += by_bytes ? job_kept(sorted[end]) : 1;
+			if (!sorted[end]->running && (!oldest || sorted[end]->ended.tv_sec < oldest->ended.tv_sec))
+				oldest = sorted[end];
+		}
+		if (oldest && (!pick || held > pick_held ||
+		               (held == pick_held && oldest->ended.tv_sec < pick->ended.tv_sec))) {
+			pick = oldest;
 			pick_held = held;
 		}
+		g = end;
 	}
-	if (pick == SIZE_MAX)
+	if (!pick)
 		return false;
-	job_free(j->v[pick]);
-	j->v[pick] = j->v[--j->n];
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i] == pick) {
+			job_free(pick);
+			j->v[i] = j->v[--j->n];
+			break;
+		}
 	return true;
 }
 

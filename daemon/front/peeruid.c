@@ -49,6 +49,9 @@ long peeruid_of(int diag, int fd)
 		memcpy(req.r.id.idiag_dst, &l->sin6_addr, sizeof(l->sin6_addr));
 	} else
 		return -1;
+	char stale[1024];
+	while (recv(diag, stale, sizeof(stale), MSG_DONTWAIT) > 0) /* an answer never read */
+		;
 	if (send(diag, &req, sizeof(req), 0) != (ssize_t)sizeof(req))
 		return -1;
 	/* The kernel answers within the send: one message, the socket or an
@@ -61,6 +64,9 @@ long peeruid_of(int diag, int fd)
 	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
 	    resp.h.nlmsg_type != SOCK_DIAG_BY_FAMILY)
 		return -1;
+	/* The answer to this question, not a late one to an earlier. */
 	const struct inet_diag_msg *m = NLMSG_DATA(&resp.h);
+	if (m->id.idiag_sport != req.r.id.idiag_sport || m->id.idiag_dport != req.r.id.idiag_dport)
+		return -1;
 	return (long)m->idiag_uid;
 }

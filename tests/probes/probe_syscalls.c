@@ -182,6 +182,16 @@ static long c_socket_packet_hi(void)
 static long c_io_uring_setup(void) { return syscall(__NR_io_uring_setup, 1U, NULL); }
 static long c_io_uring_enter(void) { return syscall(__NR_io_uring_enter, -1, 0U, 0U, 0U, NULL, 0UL); }
 static long c_io_uring_register(void) { return syscall(__NR_io_uring_register, -1, 0U, NULL, 0U); }
+static long c_io_setup(void) { return syscall(__NR_io_setup, 0U, NULL); }
+static long c_io_submit(void) { return syscall(__NR_io_submit, 0UL, 0L, NULL); }
+static long c_io_getevents(void) { return syscall(__NR_io_getevents, 0UL, 0L, 0L, NULL, NULL); }
+static long c_io_pgetevents(void) { return syscall(__NR_io_pgetevents, 0UL, 0L, 0L, NULL, NULL, NULL); }
+static long c_io_cancel(void) { return syscall(__NR_io_cancel, 0UL, NULL, NULL); }
+static long c_io_destroy(void) { return syscall(__NR_io_destroy, 0UL); }
+/* O_DIRECT: a path that is not there answers ENOENT unfiltered, a
+ * descriptor that is not open EBADF. */
+static long c_openat_direct(void) { return syscall(__NR_openat, AT_FDCWD, "/nonexistent-probe", O_RDONLY | O_DIRECT); }
+static long c_fcntl_setfl_direct(void) { return syscall(__NR_fcntl, -1, F_SETFL, O_DIRECT); }
 static long c_fsopen(void) { return syscall(__NR_fsopen, NULL, 0U); }
 static long c_fsconfig(void) { return syscall(__NR_fsconfig, -1, 0U, NULL, NULL, 0); }
 static long c_fsmount(void) { return syscall(__NR_fsmount, -1, 0U, 0U); }
@@ -286,6 +296,14 @@ static const struct probe_call probe_calls[] = {
 	{"io_uring_setup", c_io_uring_setup, ENOSYS},
 	{"io_uring_enter", c_io_uring_enter, ENOSYS},
 	{"io_uring_register", c_io_uring_register, ENOSYS},
+	{"io_setup", c_io_setup, ENOSYS},
+	{"io_submit", c_io_submit, ENOSYS},
+	{"io_getevents", c_io_getevents, ENOSYS},
+	{"io_pgetevents", c_io_pgetevents, ENOSYS},
+	{"io_cancel", c_io_cancel, ENOSYS},
+	{"io_destroy", c_io_destroy, ENOSYS},
+	{"openat_direct", c_openat_direct, EINVAL},
+	{"fcntl_setfl_direct", c_fcntl_setfl_direct, EINVAL},
 	{"fsopen", c_fsopen, ENOSYS},
 	{"fsconfig", c_fsconfig, ENOSYS},
 	{"fsmount", c_fsmount, ENOSYS},
