@@ -35,6 +35,7 @@
  * a permission rule (`Edit(./src/a.ts)`): what the agent may touch.
  */
 #include "agentpaths.h"
+#include "fdpath.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -468,20 +469,6 @@ const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax
 	return err;
 }
 
-/* Is the longest part of `path` that exists a dangling symlink?  What it
- * leads to is outside the run's view, but the agent on the host reads it. */
-static bool behind_link(const char *path)
-{
-	char prefix[PATH_MAX];
-	struct stat st;
-	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
-		return true;
-	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
-		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
-			return false;
-	return S_ISLNK(st.st_mode) && stat(prefix, &st) < 0;
-}
-
 const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg)
 {
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -490,7 +477,7 @@ const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg)
 			return "an AI agent's project configuration lies at a path too long to read";
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
-			if ((errno != ENOENT && errno != ENOTDIR) || behind_link(path))
+			if ((errno != ENOENT && errno != ENOTDIR) || fdpath_behind_link(path))
 				return "the file actor cannot read an AI agent's project configuration (it "
 				       "may lie "
 				       "outside the run's view)";

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 ssize_t fdpath_of(int hostproc, int fd, char *real, size_t size)
@@ -48,4 +49,16 @@ bool fdpath_resolve(int hostproc, const char *path, char *out, size_t size)
 			return false;
 		*slash = '\0';
 	}
+}
+
+bool fdpath_behind_link(const char *path)
+{
+	char prefix[PATH_MAX];
+	struct stat st;
+	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
+		return true;
+	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
+		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
+			return false;
+	return S_ISLNK(st.st_mode) && stat(prefix, &st) < 0;
 }

@@ -19,4 +19,10 @@ ssize_t fdpath_of(int hostproc, int fd, char *real, size_t size);
  * symlink, with the rest appended.  false when that cannot be told. */
 bool fdpath_resolve(int hostproc, const char *path, char *out, size_t size);
 
+/* Is the longest part of `path` that exists a dangling symlink (the path
+ * itself, or a directory on the way)?  Where it leads is not in the run's
+ * view, but the person's tools on the host read it (gitpaths.c,
+ * agentpaths.c).  true also for a path too long to look at. */
+bool fdpath_behind_link(const char *path);
+
 #endif

@@ -541,20 +541,6 @@ static void parse(struct ctx *c, const char *file, const char *p, const char *en
 		close_all(c, "the repository's git config has a line the file actor cannot parse");
 }
 
-/* Is the longest part of `path` that exists a dangling symlink (the path
- * itself, or a directory on the way)?  Where it leads is not in view. */
-static bool behind_link(const char *path)
-{
-	char prefix[PATH_MAX];
-	struct stat st;
-	if (snprintf(prefix, sizeof(prefix), "%s", path) >= (int)sizeof(prefix))
-		return true;
-	for (char *slash; lstat(prefix, &st) < 0; *slash = '\0')
-		if (!(slash = strrchr(prefix, '/')) || slash == prefix)
-			return false;
-	return S_ISLNK(st.st_mode) && stat(prefix, &st) < 0;
-}
-
 /* Is `path` where the actor sees all there is: the repository's git
  * directories and the trees a run writes? */
 static bool in_view(const struct ctx *c, const char *path)
@@ -582,7 +568,7 @@ static void read_config(struct ctx *c, const char *file, int depth)
 		char real[PATH_MAX];
 		if (errno != ENOENT && errno != ENOTDIR)
 			close_all(c, "the file actor cannot read the repository's git config");
-		else if (!in_view(c, file) || behind_link(file) ||
+		else if (!in_view(c, file) || fdpath_behind_link(file) ||
 			 !fdpath_resolve(c->hostproc, file, real, sizeof(real)) || !in_view(c, real))
 			/* outside, a dangling symlink, or behind a symlink that
 			 * leads outside: git on the host may read what it names */

@@ -5,13 +5,12 @@
 . "$(dirname "$0")/lib.sh"
 e2e_start '{"approval_timeout_s": 3}'
 
-start_admin() { # CMD -> background request; its status/body land in $T/adm.*
-	local body
-	body=$(jq -nc --arg c "$1" '{cmd: $c, profile: "admin"}')
+start_body() { # BODY -> background request; its status/body land in $T/adm.*
 	curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
-		--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
+		--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$1" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
 	ADM=$!
 }
+start_admin() { start_body "$(jq -nc --arg c "$1" '{cmd: $c, profile: "admin"}')"; } # CMD
 pending_id() { # CMD -> the id of the pending run with that cmd
 	local id=
 	for _ in $(seq 1 50); do
@@ -76,9 +75,7 @@ check_eq "audit: decisions logged" "$(grep -c '"decision":"allow"' "$T/audit.log
 # The person sees the whole request: stdin (filtered preview and size), the
 # extra environment (filtered) and the timeout, not only cmd.
 body=$(jq -nc --arg ws "$WS" '{cmd: "bash", profile: "admin", stdin: "echo from stdin > planted\n", env: {FOO: "bar"}, timeout_s: 9}')
-curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
-	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
-ADM=$!
+start_body "$body"
 id=$(pending_id 'bash')
 api GET /v0/approvals '' person
 entry=$(printf '%s' "$BODY" | jq -c --arg id "$id" '.approvals[] | select(.id == $id)')
@@ -100,9 +97,7 @@ b = "".join(random.choice(A) for _ in range(30)); v = zlib.crc32(b.encode()); s 
 for _ in range(6): s = A[v % 62] + s; v //= 62
 print("ghp_" + b + s)')
 body=$(jq -nc --arg s "$(printf '%4079s' '' | tr ' ' x) $gh tail" '{cmd: "cat >/dev/null", profile: "admin", stdin: $s}')
-curl -s -o "$T/adm.body" -w '%{http_code}' --cacert "$T/certs/ca.pem" --cert "$T/certs/app.pem" \
-	--key "$T/certs/app.key" -H 'Content-Type: application/json' -d "$body" "$SHARNESS_URL/v0/run" >"$T/adm.status" &
-ADM=$!
+start_body "$body"
 id=$(pending_id 'cat >/dev/null')
 api GET /v0/approvals '' app
 check_eq "a secret across the preview's end: the agent's listing shows none of it" \
