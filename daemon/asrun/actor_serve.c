@@ -320,6 +320,13 @@ static int path_git_check(const char *real)
 		return refuse(EROFS);
 	if (actor_path_in_agent_config(real, guarded, n_guarded))
 		return refuse_agent(EROFS);
+	/* A .vscode itself (chmod, an entry made in it) only while it holds
+	 * nothing but extensions.json: the person's may not be made group-
+	 * writable or unreadable (review s37 fixes M2). */
+	const char *last = strrchr(real, '/');
+	if (last && guard_name_is_vscode(last + 1, strlen(last + 1)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX &&
+	    vscode_holds_more(AT_FDCWD, real))
+		return refuse_agent(EROFS);
 	int in_git = in_git_dir(real);
 	if (in_git)
 		return in_git > 0 ? refuse_why(EROFS, GIT_DIR_WHY) : refuse_why(EACCES, UNSURE_WHY);

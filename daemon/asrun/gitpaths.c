@@ -663,7 +663,24 @@ static void keep_links(struct ctx *c, const char *dir)
  * git command's. */
 static void keep_agent_command(void *arg, const char *command, const char *why)
 {
-	keep_words(arg, command, why, 0);
+	struct ctx *c = arg;
+	keep_words(c, command, why, 0);
+	/* A bare name that is a file at the top (`node server.js`, `python
+	 * hook.py`): the agent runs its commands from there (review s37
+	 * fixes H2). */
+	char word[NAME_MAX + 1], path[PATH_MAX];
+	struct stat st;
+	for (const char *p = command; *p;) {
+		p += strspn(p, " \t\n\"'");
+		size_t n = strcspn(p, " \t\n\"'");
+		if (n && n < sizeof(word) && !memchr(p, '/', n) && p[0] != '-') {
+			memcpy(word, p, n);
+			word[n] = '\0';
+			if (path_join(path, sizeof(path), c->worktree, word) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+				keep(c, c->worktree, word, why, true);
+		}
+		p += n;
+	}
 }
 
 void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,

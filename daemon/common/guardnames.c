@@ -82,7 +82,7 @@ bool guard_name_is_git(const char *name, size_t len)
 const char *const guard_agent_config[GUARD_AGENT_CONFIG_N] = {
     ".claude",	 ".cursor",   ".gemini",   ".codex",	    ".vscode",
     ".mcp.json", ".zed",      ".continue", ".roo",	    ".kiro",
-    ".amazonq",	 ".windsurf", ".opencode", "opencode.json", ".aider.conf.yml"};
+    ".amazonq",	 ".windsurf", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml"};
 
 bool guard_name_is_vscode(const char *name, size_t len)
 {

@@ -20,7 +20,7 @@ bool guard_name_is_git(const char *name, size_t len);
 
 /* The same for an AI agent's or editor's project configuration, whose
  * hooks, MCP servers and commands an agent on the host runs (review s36). */
-#define GUARD_AGENT_CONFIG_N 15
+#define GUARD_AGENT_CONFIG_N 16
 extern const char *const guard_agent_config[GUARD_AGENT_CONFIG_N];
 bool guard_name_is_agent_config(const char *name, size_t len);
 

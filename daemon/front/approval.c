@@ -87,6 +87,7 @@ struct approval *approvals_add(struct approvals *a, const struct approval_info *
 	for (struct approval *q = a->head; q; q = q->next) {
 		mine += strcmp(q->info->requester_fp, info->requester_fp) == 0;
 		if (q->state == PENDING && info->request_id && q->info->request_id &&
+		    strcmp(q->info->requester_fp, info->requester_fp) == 0 &&
 		    strcmp(q->info->request_id, info->request_id) == 0) {
 			errno = EEXIST;
 			return NULL;

@@ -57,8 +57,9 @@ struct approval;
  * characters).  NULL with errno EAGAIN when too many runs wait already,
  * EDQUOT when a quarter of the places (at least one) wait for this
  * requester's certificate already (one identity does not fill them all),
- * EEXIST when a waiting run carries the same request_id (each client's
- * nonce names one approval; review s37 front 1). */
+ * EEXIST when a waiting run of the same certificate carries the same
+ * request_id (each client's nonce names one approval; review s37 front 1;
+ * another's is no business of it, nor to be probed). */
 struct approval *approvals_add(struct approvals *a, const struct approval_info *info, unsigned timeout_s,
                                char id[33], void (*decided)(void *arg, enum approval_outcome o), void *arg);
 /* The requester went away (or the daemon stops): the entry is gone and

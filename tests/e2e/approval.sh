@@ -191,12 +191,19 @@ api GET /v0/approvals '' agent2
 check_eq "another identity: its listing holds none of app's pending runs" "$STATUS $(jf '.approvals | length')" "200 0"
 api GET /v0/approvals '' app
 check_eq "... the requester's own holds its run and its request_id" "$(jf '[.approvals[] | .id + " " + .request_id] | join(",")')" "$id $rid"
-admin_as agent2 "$rid" 'echo B-RAN-THIS-AS-ADMIN'
-check_eq "another identity's run with that request_id: 409 duplicate_request_id, nothing waits" \
+admin_as app "$rid" 'echo mine again'
+check_eq "a second run of the certificate with that request_id: 409 duplicate_request_id, nothing more waits" \
 	"$(cat "$T/as.status") $(jq -r .error.code "$T/as.body") $(api GET /v0/approvals '' person; jf '.approvals | length')" \
 	"409 duplicate_request_id 1"
+admin_as agent2 "$rid" 'echo B-RAN-THIS-AS-ADMIN' &
+THEIRS=$!
+theirs=$(pending_id 'echo B-RAN-THIS-AS-ADMIN')
+api GET /v0/approvals '' app
+check_eq "another identity's run with that request_id waits apart: app's listing still holds only its own" \
+	"$(jf '[.approvals[] | .id] | join(",")')" "$id"
+api POST "/v0/approvals/$theirs" '{"decision": "deny"}' person
 api POST "/v0/approvals/$id" '{"decision": "deny"}' person
-wait "$MINE"
+wait "$MINE" "$THEIRS"
 
 # --- capacity: nobody is asked about a run that cannot even queue; an
 # approved run waits in the queue for a slot instead of losing its approval ---

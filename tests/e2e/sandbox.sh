@@ -517,6 +517,8 @@ check_eq "agent config: the shared settings and the project are unchanged on the
 check_eq "agent config: nothing was made or changed on the host" \
 	"$(cd "$WS" && find . \( -path ./proj/.claude -o -path ./linked/.claude \) -prune -o \( -iname '.claude' -o -iname '.mcp.json' -o -iname '.cursor' -o -iname '.gemini' -o -iname '.codex' \) -print | sort) $(cd "$WS/cfg" && sha256sum .vscode/tasks.json)" \
 	" $agent_sum"
+verdict "agent config: the person's .vscode is not chmod-ed (made unreadable or group-writable)" \
+	'chmod 700 cfg/.vscode 2>&1; chmod 775 cfg/.vscode 2>&1' "$git_denied.*$git_denied" probew
 verdict "agent config: a .vscode with only extensions.json may be made, moved and removed (npm create vite), nothing else in it" \
 	'mkdir -p app/.vscode && echo "{\"recommendations\": []}" > app/.vscode/extensions.json && cat app/.vscode/extensions.json && { echo x > app/.vscode/settings.json; ln -s /tmp/x app/.vscode/tasks.json; mv app/.vscode app/.claude; ln -s /tmp app/x && mv app/x app/.vscode2 && mv app/.vscode2 app/.vscode; } 2>&1; mv app app2 && rm -r app2 && echo removed' \
 	"^\{\"recommendations\": \[\]\}

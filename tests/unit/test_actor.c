@@ -67,7 +67,7 @@ TEST(agent_config)
 	const char *const trees[] = {"/home/p/ws"};
 	static const char *const yes[] = {".claude", ".CLAUDE", ".mcp.json", ".Mcp.Json", ".cursor", ".gemini",
 	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude", ".zed", ".Roo",
-	                                  ".kiro", "opencode.json", ".aider.conf.yml",
+	                                  ".kiro", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
 	                                  /* as a casefolding ext4 or f2fs directory folds them */
 	                                  ".cur\xc5\xbfor", ".\xe2\x84\xaaIRO", ".mcp.j\xc5\xbfon", ".v\xc5\xbf" "code"};
 	static const char *const no[] = {"claude", ".claudex", ".mcp.json5", "mcp.json", ".cursorrules", ".github",

@@ -543,7 +543,9 @@ TEST(agents_configuration)
 	put(".claude/settings.json", "{\"hooks\": {\"PostToolUse\": [{\"hooks\": [{\"type\": \"command\", "
 				     "\"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/scripts/fmt.sh\"}]}]},\n"
 				     " \"permissions\": {\"allow\": [\"Edit(./src/a.c)\"]}}\n");
-	put(".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"node\", \"args\": [\"./mcp/server.js\"]}}}");
+	put(".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"node\", \"args\": [\"./mcp/server.js\"]},"
+			 " \"y\": {\"command\": \"python3 hook.py run\"}}}");
+	put("hook.py", "");
 	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\",\n"
 				     " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"tools/rc\"}, }\n");
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
@@ -559,6 +561,8 @@ TEST(agents_configuration)
 	CHECK(!why(&g, ".venv/bin/python", false)); /* where a tool is installed: python -m venv writes it */
 	CHECK(!why(&g, "src/a.c", false)); /* a permission rule: not run */
 	CHECK(!why(&g, "scripts/other.sh", false));
+	CHECK_CONTAINS(why(&g, "hook.py", false), "(.mcp.json)"); /* a bare name that is a file at the top */
+	CHECK(!why(&g, "run", true));                             /* one that is not: a word */
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
 	CHECK_CONTAINS(gitpaths_why(&g, p, false, &agent), "core.hooksPath");
 	CHECK(!agent);
