@@ -212,6 +212,15 @@ bool actor_path_in_agent_config(const char *path, const char *const *trees, size
 	return path_has(path, trees, n_trees, agent_config_at);
 }
 
+/* Is the last component of `real` (absolute, as the kernel prints it) a
+ * `.vscode`? */
+static bool ends_in_vscode(const char *real)
+{
+	const char *last = strrchr(real, '/');
+	last = last ? last + 1 : real;
+	return guard_name_is_vscode(last, strlen(last));
+}
+
 /* Does the directory `name` in `dir` hold anything but what a run may
  * make in a `.vscode` (or is it not a directory one can list)? */
 static bool vscode_holds_more(int dir, const char *name)
@@ -323,9 +332,7 @@ static int path_git_check(const char *real)
 	/* A .vscode itself (chmod, an entry made in it) only while it holds
 	 * nothing but extensions.json: the person's may not be made group-
 	 * writable or unreadable (review s37 fixes M2). */
-	const char *last = strrchr(real, '/');
-	if (last && guard_name_is_vscode(last + 1, strlen(last + 1)) && guarded_len(real, guarded, n_guarded) != SIZE_MAX &&
-	    vscode_holds_more(AT_FDCWD, real))
+	if (ends_in_vscode(real) && guarded_len(real, guarded, n_guarded) != SIZE_MAX && vscode_holds_more(AT_FDCWD, real))
 		return refuse_agent(EROFS);
 	int in_git = in_git_dir(real);
 	if (in_git)
@@ -440,13 +447,11 @@ static int check_entry(int dir, const char *name, enum entry_use use)
 	if (guarded_len(real, guarded, n_guarded) != SIZE_MAX) {
 		/* A .vscode may be made empty, and removed or moved while it holds
 		 * nothing but its extensions.json; in it, only that file. */
-		const char *last = strrchr(real, '/');
-		last = last ? last + 1 : real;
 		bool vscode_ok = guard_name_is_vscode(name, strlen(name)) &&
 		                 (use == ENTRY_NEW_DIR || (use == ENTRY_OLD && !vscode_holds_more(dir, name)));
 		if (guard_name_is_agent_config(name, strlen(name)) && !vscode_ok)
 			return refuse_agent(creating ? EPERM : EROFS);
-		if (guard_name_is_vscode(last, strlen(last)) && !guard_name_is_vscode_free(name, strlen(name)))
+		if (ends_in_vscode(real) && !guard_name_is_vscode_free(name, strlen(name)))
 			return refuse_agent(creating ? EPERM : EROFS);
 	}
 	bool dotgit = guard_name_is_git(name, strlen(name));

@@ -205,6 +205,21 @@ static void keep_from(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, con
 		keep(c, bases[b], piece, why, true);
 }
 
+/* For an AI agent's command: `piece`, a bare name with no slash, where
+ * it is a file (`node server.js`, `python3 hook.py`): the agent runs its
+ * commands from the top, or where a `cd` went (review s37 fixes H2).  A
+ * name that is no file there is a word (`run`, `-y`). */
+static void keep_bare(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, const char *piece, const char *why)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (!c->agent || !piece[0] || piece[0] == '-' || strpbrk(piece, "/$"))
+		return;
+	for (size_t b = 0; b < n_bases; b++)
+		if (path_join(path, sizeof(path), bases[b], piece) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+			keep(c, bases[b], piece, why, true);
+}
+
 /* Every path-like piece of a command: words split as a shell splits them
  * (blanks and operators, quotes honoured), each split again at '=' and
  * ':' (`--require=./x.js`, `ProxyCommand=./p`), a leading '!' dropped;
@@ -291,8 +306,10 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 		if (after_paren && word[0] == '/')
 			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
+		keep_bare(c, bases, n_bases, name, why);
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
+			keep_bare(c, bases, n_bases, piece, why);
 			const char *var = strrchr(piece, '$'), *rest = var ? strchr(var, '/') : NULL, *rel = NULL;
 			if (var && (strncmp(var, "$HOME/", 6) == 0 || strncmp(var, "${HOME}/", 8) == 0))
 				continue; /* a home directory, as `~/`: not in the run's view */
@@ -663,24 +680,7 @@ static void keep_links(struct ctx *c, const char *dir)
  * git command's. */
 static void keep_agent_command(void *arg, const char *command, const char *why)
 {
-	struct ctx *c = arg;
-	keep_words(c, command, why, 0);
-	/* A bare name that is a file at the top (`node server.js`, `python
-	 * hook.py`): the agent runs its commands from there (review s37
-	 * fixes H2). */
-	char word[NAME_MAX + 1], path[PATH_MAX];
-	struct stat st;
-	for (const char *p = command; *p;) {
-		p += strspn(p, " \t\n\"'");
-		size_t n = strcspn(p, " \t\n\"'");
-		if (n && n < sizeof(word) && !memchr(p, '/', n) && p[0] != '-') {
-			memcpy(word, p, n);
-			word[n] = '\0';
-			if (path_join(path, sizeof(path), c->worktree, word) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
-				keep(c, c->worktree, word, why, true);
-		}
-		p += n;
-	}
+	keep_words(arg, command, why, 0);
 }
 
 void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,

@@ -544,8 +544,11 @@ TEST(agents_configuration)
 				     "\"command\": \"\\\"$CLAUDE_PROJECT_DIR\\\"/scripts/fmt.sh\"}]}]},\n"
 				     " \"permissions\": {\"allow\": [\"Edit(./src/a.c)\"]}}\n");
 	put(".mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"node\", \"args\": [\"./mcp/server.js\"]},"
-			 " \"y\": {\"command\": \"python3 hook.py run\"}}}");
+			 " \"y\": {\"command\": \"python3 hook.py run\"},"
+			 " \"z\": {\"command\": \"cd scripts && python3 lint.py --fix=auto.cfg\"}}}");
 	put("hook.py", "");
+	put("scripts/lint.py", "");
+	put("scripts/auto.cfg", "");
 	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\",\n"
 				     " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"tools/rc\"}, }\n");
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
@@ -563,6 +566,8 @@ TEST(agents_configuration)
 	CHECK(!why(&g, "scripts/other.sh", false));
 	CHECK_CONTAINS(why(&g, "hook.py", false), "(.mcp.json)"); /* a bare name that is a file at the top */
 	CHECK(!why(&g, "run", true));                             /* one that is not: a word */
+	CHECK_CONTAINS(why(&g, "scripts/lint.py", false), "(.mcp.json)"); /* where a cd went */
+	CHECK_CONTAINS(why(&g, "scripts/auto.cfg", false), "(.mcp.json)"); /* a piece after '=' */
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
 	CHECK_CONTAINS(gitpaths_why(&g, p, false, &agent), "core.hooksPath");
 	CHECK(!agent);
