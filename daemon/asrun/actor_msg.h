@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "privsep.h"
+
 enum actor_op {
 	ACTOR_OPEN = 1, /* a: path; flags, mode */
 	ACTOR_MKDIR,    /* a: path; mode */
@@ -62,7 +64,7 @@ struct actor_resp {
 	uint32_t cloexec;
 	int32_t replace;
 	uint32_t blocking;
-	char what[200];   /* for the log: the call and its path */
+	char what[PRIVSEP_DENIAL_DETAIL]; /* for the reply: the call and its whole path */
 };
 
 /* After a response that carried a descriptor, the actor closes its own copy

@@ -49,7 +49,6 @@
 #include "privsep.h"
 #include "profile.h"
 #include "sandbox.h"
-#include "utf8.h"
 
 #define LINK_DEPTH_MAX 40 /* as the kernel's MAXSYMLINKS */
 
@@ -875,11 +874,11 @@ noreturn void actor_serve(int sock, int host_proc, const struct sandbox_spec *sp
 		if (q.op != ACTOR_CONNECT)
 			r.denied = refused && r.err != 0 ? refused_kind : 0;
 		if (r.denied && q.op != ACTOR_CONNECT) {
-			/* The path as the run gave it, cut between characters. */
+			/* The path as the run gave it, whole: the front filters it
+			 * and only then cuts it (a secret cut here would go out in part). */
 			const char *p =
 			    q.op == ACTOR_SYMLINK || q.op == ACTOR_LINK || q.op == ACTOR_RENAME ? q.b : q.a;
-			int plen = (int)utf8_cut(p, strlen(p), 120);
-			snprintf(r.what, sizeof(r.what), "%s %.*s: %s", op_name(q.op), plen, p, refused_why);
+			snprintf(r.what, sizeof(r.what), "%s %s: %s", op_name(q.op), p, refused_why);
 		}
 		for (int i = 0; i < 2; i++)
 			if (fds[i] >= 0)

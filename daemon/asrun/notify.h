@@ -21,7 +21,7 @@ struct notify_run {
 	int actor_err;      /* why the actor did not start with the sandbox, when actor.pid is 0 */
 	unsigned actor_busy; /* requests handed to the actor and not yet answered in full */
 	unsigned n_denied;  /* calls refused so far (connects, .git, modes) */
-	char denied[240];   /* the last of them, for the reply's detail */
+	char denied[PRIVSEP_DENIAL_DETAIL]; /* the last of them, for the reply's detail */
 	uint32_t denied_kind; /* its enum privsep_denial_kind, for the log (no path: the reply's copy is filtered) */
 	struct privsep_denial first[PRIVSEP_DENIALS_MAX]; /* for the reply */
 	unsigned n_first;

@@ -18,6 +18,7 @@
 #ifndef SHARNESS_PRIVSEP_H
 #define SHARNESS_PRIVSEP_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -112,9 +113,12 @@ enum privsep_denial_kind {
 	PRIVSEP_DENIAL_AGENT,    /* a write to an AI agent's configuration in a workspace */
 };
 #define PRIVSEP_DENIALS_MAX 4
+/* Room for a whole path and the sentence around it: the front filters a
+ * detail before it cuts it, so a secret in a path is never cut in two. */
+#define PRIVSEP_DENIAL_DETAIL (PATH_MAX + 512)
 struct privsep_denial {
-	uint32_t kind;           /* enum privsep_denial_kind */
-	char detail[196];        /* the call and its path or port */
+	uint32_t kind;                        /* enum privsep_denial_kind */
+	char detail[PRIVSEP_DENIAL_DETAIL];   /* the call and its path or port */
 };
 
 /* launcher -> front, run channel, last message of a run. */

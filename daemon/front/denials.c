@@ -35,7 +35,7 @@ static struct run_denial *add(struct run_denials *d, const char *lock, const cha
 	struct run_denial *x = &d->v[d->n++];
 	memset(x, 0, sizeof(*x));
 	x->lock = lock;
-	char full[1024]; /* every part is bounded far below: the cut is below */
+	char full[1024]; /* more than the detail keeps: it is cut below, between characters */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(full, sizeof(full), fmt, ap);

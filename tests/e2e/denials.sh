@@ -59,16 +59,29 @@ run_cmd "$FF" build
 check_eq "a path with byte 0xff: the reply is strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
 check_eq "0xff path: the byte is U+FFFD in the detail" "$(detail_of git)" \
 	"refused mkdir d"$'\xef\xbf\xbd'"/.git: it would create or change a .git"
-LONG='p=x$(printf "\303\251%.0s" $(seq 70)); mkdir -p "$p"; mkdir "$p/.git"; s=$?; rm -rf "$p"; exit $s'
+LONG='p=x$(printf "\303\251%.0s" $(seq 110))/$(printf "\303\251%.0s" $(seq 110)); mkdir -p "$p"; mkdir "$p/.git"; s=$?; rm -rf "$p"; exit $s'
 run_cmd "$LONG" build
-check_eq "a path cut inside a character (past 120 bytes): strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
+check_eq "a detail cut inside a character (past 239 bytes): strict JSON" "$STATUS $(printf '%s' "$BODY" | strict_json)" "200 "
 check_eq "the cut falls before the character it would split" "$(detail_of git)" \
-	"refused mkdir x$(printf '\303\251%.0s' $(seq 59)): it would create or change a .git"
+	"refused mkdir x$(printf '\303\251%.0s' $(seq 110))/"$'\303\251'
 run_cmd "mkdir -p $SECRET; mkdir $SECRET/.git; rm -rf $SECRET" build
 check_eq "a secret in a .git path is filtered" "$(detail_of git)" \
 	'refused mkdir [filtered: vault key]/.git: it would create or change a .git'
 check_eq "... and counted (mkdir's message on stderr is the other), nowhere in the reply" \
 	"$(jf .filtered) $(grep -c vault-denial <<<"$BODY")" "2 0"
+# The path reaches the front whole and is cut only once filtered: a secret
+# across byte 120 (where the supervisor once cut it) or across the detail's
+# own cut goes out as the marker, never as its head.
+PAD=$(printf 'a%.0s' $(seq 100))
+run_cmd "mkdir -p $PAD$SECRET; mkdir $PAD$SECRET/.git; rm -rf $PAD$SECRET" build
+check_eq "a secret across byte 120 of a path is filtered whole" "$(detail_of git)" \
+	"refused mkdir $PAD[filtered: vault key]/.git: it would create or change a .git"
+check_eq "... no piece of it in the reply" "$(grep -c vault-denial <<<"$BODY")" 0
+PAD=$(printf 'a%.0s' $(seq 210))
+run_cmd "mkdir -p $PAD$SECRET; mkdir $PAD$SECRET/.git; rm -rf $PAD$SECRET" build
+check_match "a secret across the detail's cut: the marker is cut, not the secret" "$(detail_of git)" \
+	"^refused mkdir $PAD\\[filtered"
+check_eq "... no piece of it in the reply" "$(grep -c -e vault-denial -e sk-vault <<<"$BODY")" 0
 run_cmd "curl -s -o /dev/null https://$SECRET.example/" build
 check_match "a secret in a host name the proxy refused is filtered" "$(detail_of proxy)" \
 	"^the egress proxy refused: host '\[filtered: vault key\]\.example' port 443 is not on the allowlist"
