@@ -18,21 +18,28 @@
  * Which strings: every string value whose key, or the key of an object or
  * list it lies in, names a command or what is handed to one: a
  * dot-separated part (VS Code's keys are dotted) ending in `command`, `cmd`,
- * `args`, `argv`, `env`, `helper`, `refresh`, `export`, `notify` or
- * `shell`, without case.  So a hook's `command`, Claude Code's
+ * `args`, `argv`, `env`, `helper`, `refresh`, `export`, `notify`, `shell`
+ * or `binary`, without case.  So a hook's `command`, Claude Code's
  * `statusLine.command` and `apiKeyHelper`, an MCP server's `command`,
  * `args` and `env` (NODE_OPTIONS with `--require ./x.js`), a task's
- * `command`, a terminal's `env`, aider's `lint-cmd`, Codex's `notify`.
+ * `command`, a terminal's `env`, aider's `lint-cmd`, Codex's `notify`,
+ * Zed's `binary` of a language server.  Inside those, a key exactly `path`
+ * names the executable itself (Zed's `command.path`, `binary.path`), and
+ * one exactly `PATH` the directories a bare command name is found in: each
+ * directory is kept whole (review s37 fixes M1).  Neither is kept where
+ * the run's own installs write (`.venv`, `venv`, `node_modules`, `.tox`):
+ * `python -m venv` and `npm install` would stop in the sandbox, and what
+ * a tool there loads is the project's environment anyway, as a `.pth`
+ * file is.
  *
- * Not taken: a key whose last part ends in `path` or `paths`, nor what lies
- * in it but under a key of the first kind (PATH, PYTHONPATH,
- * `python.defaultInterpreterPath`, `eslint.nodePath`): these name where tools are installed, in what the
- * run's own installs write (`.venv`, `node_modules`), and keeping a path
- * there before it exists would stop `python -m venv` or `npm install` in
- * the sandbox; what a tool then loads from there is the project's
- * environment, as a `.pth` file is.  Nor a launch's `program`, which the
- * person runs by a deliberate act (a build's output, written by runs), nor
- * a permission rule (`Edit(./src/a.ts)`): what the agent may touch.
+ * Not taken: any other key whose last part ends in `path` or `paths`, nor
+ * what lies in it (PYTHONPATH, NODE_PATH, `python.defaultInterpreterPath`,
+ * `eslint.nodePath`): these name where a tool finds its modules, which is
+ * the project's own source or its installs, as a command's own imports
+ * are (agentpaths.h: only what the configuration names is kept).  Nor a
+ * launch's `program`, which the person runs by a deliberate act (a build's
+ * output, written by runs), nor a permission rule (`Edit(./src/a.ts)`):
+ * what the agent may touch.
  */
 #include "agentpaths.h"
 #include "fdpath.h"
@@ -81,12 +88,13 @@ static const struct {
     {".aider.conf.yml", AGENTPATHS_YAML},
 };
 
-static const char *const run_suffixes[] = {"command", "cmd",	 "args",   "argv",   "env",
-					   "helper",  "refresh", "export", "notify", "shell"};
+static const char *const run_suffixes[] = {"command", "cmd",    "args",   "argv",  "env",   "helper",
+					   "refresh", "export", "notify", "shell", "binary"};
 
-/* What a key names: a command or what is handed to one (its values are
- * taken), where tools are installed (never taken), or neither. */
-enum key_kind { KEY_OTHER, KEY_RUNS, KEY_DATA };
+/* How a value is taken: not, as a command's words, as the executable a
+ * command names (Zed's `command.path`, `binary.path`), or as a PATH (its
+ * directories, each kept whole: a bare command name is found there). */
+enum take { TAKE_NONE, TAKE_WORDS, TAKE_EXE, TAKE_DIRS };
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
@@ -94,28 +102,37 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
 }
 
-static enum key_kind key_kind(const char *key, size_t len)
+static bool is_run_part(const char *part, size_t n)
 {
-	enum key_kind kind = KEY_OTHER;
+	for (size_t i = 0; i < sizeof(run_suffixes) / sizeof(run_suffixes[0]); i++)
+		if (ends_with(part, n, run_suffixes[i]))
+			return true;
+	return false;
+}
+
+/* How the value of `key` is taken, inside a container taken or not: each
+ * dot-separated part but the last may make it inside one. */
+static enum take key_take(const char *key, size_t len, bool inside)
+{
 	for (size_t start = 0; start < len;) {
 		size_t n = 0;
 		while (start + n < len && key[start + n] != '.')
 			n++;
-		for (size_t i = 0; i < sizeof(run_suffixes) / sizeof(run_suffixes[0]); i++)
-			if (ends_with(key + start, n, run_suffixes[i]))
-				kind = KEY_RUNS;
-		if (start + n >= len &&
-		    (ends_with(key + start, n, "path") || ends_with(key + start, n, "paths")))
-			return KEY_DATA;
-		start += n + 1;
+		const char *part = key + start;
+		if (start + n < len) {
+			inside |= is_run_part(part, n);
+			start += n + 1;
+			continue;
+		}
+		if (n == 4 && memcmp(part, "path", 4) == 0)
+			return inside ? TAKE_EXE : TAKE_NONE;
+		if (n == 4 && memcmp(part, "PATH", 4) == 0)
+			return inside ? TAKE_DIRS : TAKE_NONE;
+		if (ends_with(part, n, "path") || ends_with(part, n, "paths"))
+			return TAKE_NONE;
+		return inside || is_run_part(part, n) ? TAKE_WORDS : TAKE_NONE;
 	}
-	return kind;
-}
-
-/* Is a value under `key` taken, inside a container taken or not? */
-static bool takes(bool inside_taken, enum key_kind key)
-{
-	return key != KEY_DATA && (inside_taken || key == KEY_RUNS);
+	return inside ? TAKE_WORDS : TAKE_NONE;
 }
 
 /* Emit a string taken: `s` holds it, NUL-terminated. */
@@ -125,6 +142,47 @@ struct out {
 	const char *why;
 	char *s; /* as long as the text: no string is longer */
 };
+
+/* Where the run's own installs write (`python -m venv`, `npm install`):
+ * an executable or a PATH directory there is not kept, or those would
+ * stop in the sandbox; what a tool there loads is the project's
+ * environment anyway, as a `.pth` file is. */
+static bool in_install_dir(const char *s, size_t n)
+{
+	static const char *const dirs[] = {".venv", "venv", "node_modules", ".tox"};
+	for (size_t start = 0; start < n;) {
+		size_t k = strcspn(s + start, "/");
+		k = k < n - start ? k : n - start;
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+			if (k == strlen(dirs[i]) && memcmp(s + start, dirs[i], k) == 0)
+				return true;
+		start += k + 1;
+	}
+	return false;
+}
+
+/* `s` (o->s: changed), taken as `take` says.  A PATH is split at each ':'
+ * outside braces (`${workspaceFolder}/bin:${env:PATH}`). */
+static void emit(struct out *o, char *s, enum take take)
+{
+	if (take == TAKE_WORDS || (take == TAKE_EXE && !in_install_dir(s, strlen(s))))
+		o->each(o->arg, s, o->why, AGENTPATHS_COMMAND);
+	if (take != TAKE_DIRS)
+		return;
+	int braces = 0;
+	for (char *dir = s, *c = s;; c++) {
+		braces += (*c == '{') - (*c == '}' && braces > 0);
+		if (*c && (*c != ':' || braces))
+			continue;
+		bool last = !*c;
+		*c = '\0';
+		if (c > dir && !in_install_dir(dir, (size_t)(c - dir)))
+			o->each(o->arg, dir, o->why, AGENTPATHS_DIRECTORY);
+		if (last)
+			return;
+		dir = c + 1;
+	}
+}
 
 /* A code point as UTF-8 (a lone surrogate too: only its shape matters). */
 static size_t put_utf8(char *o, unsigned cp)
@@ -199,33 +257,31 @@ static const char *json_blank(const char *p, const char *end)
 static const char *scan_json(const char *p, const char *end, struct out *o)
 {
 	bool taken[NEST_MAX + 1] = {false};
-	enum key_kind key = KEY_OTHER;
+	bool keyed = false; /* the next value has a key: `take` says how it is taken */
+	enum take take = TAKE_NONE;
 	int depth = 0;
 	while ((p = json_blank(p, end)) < end) {
 		char ch = *p++;
+		if (!keyed)
+			take = taken[depth] ? TAKE_WORDS : TAKE_NONE; /* a list's item */
 		if (ch == '"') {
 			char *s = o->s;
 			p = quoted(p, end, o);
 			const char *after = json_blank(p, end);
 			if (after < end && *after == ':') { /* a key */
-				key = key_kind(s, strlen(s));
+				take = key_take(s, strlen(s), taken[depth]);
+				keyed = true;
 				p = after + 1;
 				continue;
 			}
-			if (takes(taken[depth], key))
-				o->each(o->arg, s, o->why);
-			key = KEY_OTHER;
+			emit(o, s, take);
 		} else if (ch == '{' || ch == '[') {
 			if (depth == NEST_MAX)
 				return TOO_DEEP;
-			taken[depth + 1] = takes(taken[depth], key);
-			depth++;
-			key = KEY_OTHER;
-		} else if (ch == '}' || ch == ']') {
+			taken[++depth] = take != TAKE_NONE;
+		} else if (ch == '}' || ch == ']')
 			depth -= depth > 0;
-			key = KEY_OTHER;
-		} else if (ch == ',')
-			key = KEY_OTHER;
+		keyed = false;
 	}
 	return NULL;
 }
@@ -243,8 +299,9 @@ static const char *toml_blank(const char *p, const char *end, bool newlines)
 	return p;
 }
 
-/* A key (bare or quoted parts, dotted) up to `stop`, and its kind. */
-static const char *toml_key(const char *p, const char *end, const char *stop, enum key_kind *kind)
+/* A key (bare or quoted parts, dotted) up to `stop`, and how its value is
+ * taken inside a container taken or not. */
+static const char *toml_key(const char *p, const char *end, const char *stop, bool inside, enum take *take)
 {
 	char key[256];
 	size_t n = 0;
@@ -265,11 +322,11 @@ static const char *toml_key(const char *p, const char *end, const char *stop, en
 		}
 		p += p < end && (*p == '"' || *p == '\'' || *p == '.' || *p == ' ' || *p == '\t');
 	}
-	*kind = key_kind(key, n);
+	*take = key_take(key, n, inside);
 	return p;
 }
 
-static const char *toml_value(const char *p, const char *end, bool taken, int depth, struct out *o,
+static const char *toml_value(const char *p, const char *end, enum take take, int depth, struct out *o,
 			      const char **err);
 
 /* `{ k = v, ... }` from after the brace. */
@@ -277,22 +334,23 @@ static const char *toml_inline(const char *p, const char *end, bool taken, int d
 			       const char **err)
 {
 	while ((p = toml_blank(p, end, true)) < end && *p != '}') {
-		enum key_kind key;
+		enum take take;
 		if (*p == ',') {
 			p++;
 			continue;
 		}
-		const char *next = toml_key(p, end, "=}", &key);
+		const char *next = toml_key(p, end, "=}", taken, &take);
 		if (next == p || next >= end || *next != '=')
 			return next == p ? next + 1 : next;
-		p = toml_value(next + 1, end, takes(taken, key), depth + 1, o, err);
+		p = toml_value(next + 1, end, take, depth + 1, o, err);
 	}
 	return p < end ? p + 1 : p;
 }
 
-static const char *toml_value(const char *p, const char *end, bool taken, int depth, struct out *o,
+static const char *toml_value(const char *p, const char *end, enum take take, int depth, struct out *o,
 			      const char **err)
 {
+	bool taken = take != TAKE_NONE;
 	if (depth > NEST_MAX) {
 		*err = TOO_DEEP;
 		return end;
@@ -315,14 +373,13 @@ static const char *toml_value(const char *p, const char *end, bool taken, int de
 			o->s[n] = '\0';
 			p = p < end ? p + (triple ? 3 : 1) : p;
 		}
-		if (taken)
-			o->each(o->arg, o->s, o->why);
+		emit(o, o->s, take);
 		return p;
 	}
 	if (*p == '[') {
 		p++;
 		while ((p = toml_blank(p, end, true)) < end && *p != ']') {
-			const char *next = *p == ',' ? p + 1 : toml_value(p, end, taken, depth + 1, o, err);
+			const char *next = *p == ',' ? p + 1 : toml_value(p, end, take, depth + 1, o, err);
 			p = next > p ? next : p + 1; /* what is not TOML: on */
 		}
 		return p < end ? p + 1 : p;
@@ -336,32 +393,32 @@ static const char *toml_value(const char *p, const char *end, bool taken, int de
 
 static const char *scan_toml(const char *p, const char *end, struct out *o)
 {
-	enum key_kind table = KEY_OTHER;
+	enum take table = TAKE_NONE;
 	const char *err = NULL;
 	while ((p = toml_blank(p, end, true)) < end && !err) {
-		enum key_kind key;
+		enum take take;
 		if (*p == '[') { /* [table] or [[array of tables]] */
 			p += 1 + (p + 1 < end && p[1] == '[');
-			p = toml_key(p, end, "]", &table);
+			p = toml_key(p, end, "]", false, &table);
 			while (p < end && *p != '\n')
 				p++;
 			continue;
 		}
-		const char *next = toml_key(p, end, "=", &key);
+		const char *next = toml_key(p, end, "=", table != TAKE_NONE, &take);
 		if (next >= end || *next != '=') { /* not TOML: on to the next line */
 			while (next < end && *next != '\n')
 				next++;
 			p = next;
 			continue;
 		}
-		p = toml_value(next + 1, end, takes(takes(false, table), key), 0, o, &err);
+		p = toml_value(next + 1, end, take, 0, o, &err);
 	}
 	return err;
 }
 
 /* YAML (aider, Continue) by lines and indentation: `key: value`, list
  * items, flow lists and block scalars, as far as these files use them. */
-static void yaml_emit(const char *v, size_t n, struct out *o)
+static void yaml_emit(const char *v, size_t n, struct out *o, enum take take)
 {
 	while (n && isspace((unsigned char)v[n - 1]))
 		n--;
@@ -377,17 +434,18 @@ static void yaml_emit(const char *v, size_t n, struct out *o)
 			if (strchr("[],\"'", *c))
 				*c = ' ';
 	if (n)
-		o->each(o->arg, o->s, o->why);
+		emit(o, o->s, take);
 }
 
 static const char *scan_yaml(const char *p, const char *end, struct out *o)
 {
 	struct {
 		size_t indent;
-		bool taken;
+		enum take take;
 	} stack[NEST_MAX];
 	size_t depth = 0, block_indent = 0;
-	bool in_block = false, block_taken = false;
+	bool in_block = false;
+	enum take block_take = TAKE_NONE;
 	while (p < end) {
 		const char *line = p, *eol = memchr(p, '\n', (size_t)(end - p));
 		eol = eol ? eol : end;
@@ -399,8 +457,7 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 		if (s >= eol || *s == '#' || (s[0] == '\r' && s + 1 == eol))
 			continue;
 		if (in_block && indent > block_indent) { /* a `|` or `>` scalar's line */
-			if (block_taken)
-				yaml_emit(s, (size_t)(eol - s), o);
+			yaml_emit(s, (size_t)(eol - s), o, block_take);
 			continue;
 		}
 		in_block = false;
@@ -412,7 +469,7 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 		}
 		while (depth && stack[depth - 1].indent >= indent)
 			depth--;
-		bool parent = depth && stack[depth - 1].taken;
+		enum take parent = depth ? stack[depth - 1].take : TAKE_NONE;
 		/* `key: value`: the first ': ' (or ':' at the end) outside quotes;
 		 * ` #` outside quotes starts a comment */
 		const char *colon = NULL;
@@ -427,8 +484,8 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 			else if (*c == '#' && c > s && c[-1] == ' ')
 				eol = c;
 		if (!colon) {
-			if (parent && s < eol)
-				yaml_emit(s, (size_t)(eol - s), o);
+			if (s < eol) /* a list's item: taken as its key's value */
+				yaml_emit(s, (size_t)(eol - s), o, parent);
 			continue;
 		}
 		const char *key = s, *key_end = colon;
@@ -436,20 +493,20 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 			key++;
 			key_end--;
 		}
-		bool taken = takes(parent, key_kind(key, (size_t)(key_end - key)));
+		enum take take = key_take(key, (size_t)(key_end - key), parent != TAKE_NONE);
 		const char *v = colon + 1;
 		while (v < eol && (*v == ' ' || *v == '\r'))
 			v++;
 		if (v < eol && (*v == '|' || *v == '>')) {
 			in_block = true;
 			block_indent = indent;
-			block_taken = taken;
-		} else if (v < eol && taken)
-			yaml_emit(v, (size_t)(eol - v), o);
+			block_take = take;
+		} else if (v < eol)
+			yaml_emit(v, (size_t)(eol - v), o, take);
 		if (depth == NEST_MAX)
 			return TOO_DEEP;
 		stack[depth].indent = indent;
-		stack[depth++].taken = taken;
+		stack[depth++].take = take;
 	}
 	return NULL;
 }

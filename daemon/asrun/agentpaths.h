@@ -1,12 +1,18 @@
 /*
  * agentpaths.h - what an AI agent or editor on the host runs by the project
  * configuration at the top of a tree: a Claude Code hook's command, an MCP
- * server's command, arguments and environment, a VS Code setting that names
- * an executable (agentpaths.c lists the files and keys).  The file actor
- * already refuses every change to that configuration (the agent-config
- * lock); gitpaths.c keeps every path-like piece of what it runs, as it does
- * for what git runs, so a run cannot rewrite `./scripts/format.sh` that a
- * hook runs after the agent's next edit.
+ * server's command, arguments and environment, a task's command
+ * (agentpaths.c lists the files and keys).  The file actor already refuses
+ * every change to that configuration (the agent-config lock); gitpaths.c
+ * keeps every path-like piece of what it runs, as it does for what git
+ * runs, so a run cannot rewrite `./scripts/format.sh` that a hook runs
+ * after the agent's next edit.
+ *
+ * Only what the configuration names is kept, never what the named tool
+ * then runs or loads: the scripts of `package.json` behind `npm run lint`,
+ * the Makefile behind `make fmt`, `node_modules/.bin`, a module on
+ * PYTHONPATH.  A run may change those, as it may change any source the
+ * person later runs (review s37 fixes M4).
  *
  * Trust: the configuration is the person's (no run may change it); its
  * size is bounded, its syntax read leniently (JSON with comments and
@@ -17,9 +23,12 @@
 
 #include <stddef.h>
 
-/* A string the configuration runs or hands to what it runs, and why (for
- * the denial: "the person's AI agent runs it (.claude/settings.json)"). */
-typedef void agentpaths_each(void *arg, const char *command, const char *why);
+/* A string the configuration runs or hands to what it runs (a command, its
+ * words, the executable it names), or a directory of a PATH it sets (a bare
+ * command name is run from there), and why (for the denial: "the person's
+ * AI agent runs it (.claude/settings.json)"). */
+enum agentpaths_what { AGENTPATHS_COMMAND, AGENTPATHS_DIRECTORY };
+typedef void agentpaths_each(void *arg, const char *s, const char *why, enum agentpaths_what what);
 
 enum agentpaths_syntax { AGENTPATHS_JSON, AGENTPATHS_TOML, AGENTPATHS_YAML };
 

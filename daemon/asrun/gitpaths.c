@@ -677,10 +677,25 @@ static void keep_links(struct ctx *c, const char *dir)
 }
 
 /* A string an AI agent's configuration runs: its path-like pieces, as a
- * git command's. */
-static void keep_agent_command(void *arg, const char *command, const char *why)
+ * git command's.  A directory of a PATH it sets, whole, as a hooks
+ * directory: from the top, or after a variable (`${workspaceFolder}/bin`);
+ * not the top itself (`.`: that would keep the whole tree), nor a PATH
+ * that is only variables (`${env:PATH}`). */
+static void keep_agent_command(void *arg, const char *s, const char *why, enum agentpaths_what what)
 {
-	keep_words(arg, command, why, 0);
+	struct ctx *c = arg;
+	char named[PATH_MAX];
+	if (what == AGENTPATHS_COMMAND) {
+		keep_words(c, s, why, 0);
+		return;
+	}
+	const char *var = strrchr(s, '$'), *rel = var ? strchr(var, '/') : s;
+	rel = rel && var ? rel + 1 : rel;
+	if (var && (strncmp(var, "$HOME/", 6) == 0 || strncmp(var, "${HOME}/", 8) == 0))
+		return; /* a home directory, as `~/`: not in the run's view */
+	if (!rel || !rel[0] || (path_join(named, sizeof(named), c->worktree, rel) && path_under(c->worktree, named)))
+		return;
+	keep(c, c->worktree, rel, why, false);
 }
 
 void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,

@@ -664,6 +664,16 @@ verdict "agent runs: the rest of the project is written as ever" \
 y$' probew
 check_eq "agent runs: nothing of it changed on the host" \
 	"$(cd "$WS/agentproj" && sha256sum fmt.sh mcp/server.js; ls -d fmt2.sh PWNED 2>/dev/null)" "$agent_runs_sum"
+# Zed runs a context server's `command.path`, and finds a bare name in the
+# PATH its `env` sets: the directory is kept whole (review s37 fixes M1).
+mkdir -p "$WS/agentproj/.zed" "$WS/agentproj/bin"
+printf '{"context_servers": {"s": {"command": {"path": "./srv", "env": {"PATH": "${workspaceFolder}/bin:node_modules/.bin"}}}}}\n' \
+	>"$WS/agentproj/.zed/settings.json"
+chown -R 12345:12345 "$WS/agentproj"
+verdict "agent runs: Zed's command.path and a PATH directory it sets cannot be written" \
+	'cd agentproj && { echo x > srv; echo x > bin/mytool; mkdir -p node_modules/.bin && echo x > node_modules/.bin/tsc && echo installed; } 2>&1' \
+	"$runs_denied.*$runs_denied.*installed" probew
+check "agent runs: ... nothing made on the host but in node_modules" test ! -e "$WS/agentproj/srv" -a ! -e "$WS/agentproj/bin/mytool"
 rm -rf "$WS/agentproj"
 # A seccomp notification names the calling thread: a write through a dirfd
 # and a connect from a thread that does not lead its process are answered

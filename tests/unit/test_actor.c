@@ -24,12 +24,19 @@ TEST(git_names)
 	CHECK(name(".git. ."));
 	CHECK(name("git~1"));
 	CHECK(name("GIT~1"));
-	/* Code points HFS+ and older casefolding ext4 ignore (git's own list). */
+	/* Code points HFS+ (git's own list) and older casefolding ext4 (every
+	 * Default_Ignorable_Code_Point: review s37 fixes M5) ignore. */
 	CHECK(name(".g\xe2\x80\x8cit"));
 	CHECK(name(".\xef\xbb\xbfgit"));
 	CHECK(name(".gi\xe2\x81\xaft"));
 	CHECK(name(".GIT\xe2\x80\xae"));
-	CHECK(!name(".g\xe2\x80\x8bit")); /* U+200B is not on the list */
+	CHECK(name(".g\xe2\x80\x8bit"));     /* U+200B */
+	CHECK(name(".g\xc2\xadit"));          /* U+00AD soft hyphen */
+	CHECK(name(".gi\xe2\x81\xa0t"));     /* U+2060 */
+	CHECK(name(".git\xef\xb8\x8f"));     /* U+FE0F */
+	CHECK(name(".g\xf3\xa0\x80\x81it")); /* U+E0001, four bytes */
+	CHECK(!name(".g\xc2\xaeit"));         /* U+00AE is a character */
+	CHECK(!name(".g\xe2\x80it"));         /* a broken sequence is not skipped */
 	CHECK(!name(".gitx\xe2\x80\x8c"));
 	CHECK(!name(".gitignore"));
 	CHECK(!name(".gitmodules"));
@@ -66,7 +73,8 @@ TEST(agent_config)
 {
 	const char *const trees[] = {"/home/p/ws"};
 	static const char *const yes[] = {".claude", ".CLAUDE", ".mcp.json", ".Mcp.Json", ".cursor", ".gemini",
-	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude", ".zed", ".Roo",
+	                                  ".codex", ".vscode", ".claude.", ".c\xe2\x80\x8claude", ".cla\xe2\x80\x8bude",
+	                                  ".vs\xe2\x81\xa0" "code", ".zed", ".Roo",
 	                                  ".kiro", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
 	                                  /* as a casefolding ext4 or f2fs directory folds them */
 	                                  ".cur\xc5\xbfor", ".\xe2\x84\xaaIRO", ".mcp.j\xc5\xbfon", ".v\xc5\xbf" "code"};

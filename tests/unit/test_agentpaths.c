@@ -13,12 +13,12 @@
 
 static char got[8192];
 
-static void collect(void *arg, const char *command, const char *why)
+static void collect(void *arg, const char *s, const char *why, enum agentpaths_what what)
 {
 	(void)arg;
 	(void)why;
 	size_t n = strlen(got);
-	snprintf(got + n, sizeof(got) - n, "%s|", command);
+	snprintf(got + n, sizeof(got) - n, "%s%s|", what == AGENTPATHS_DIRECTORY ? "dir:" : "", s);
 }
 
 /* The strings taken from `text`, each followed by '|'. */
@@ -54,7 +54,7 @@ TEST(mcp_and_vscode)
 		  "node|./mcp/server.js|--x|");
 	/* Where tools are installed is not taken (installs in the sandbox
 	 * write there), nor anything in it but a command; a terminal's
-	 * environment is. */
+	 * environment is, its PATH as directories but those of installs. */
 	CHECK_STR(scan("{\"python.defaultInterpreterPath\": \".venv/bin/python\", \"files.exclude\": "
 		       "{\"**/x\": true},"
 		       " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"./rc\", \"PATH\": "
@@ -63,7 +63,7 @@ TEST(mcp_and_vscode)
 		       "\"./no\", \"command\": \"./yes\"},"
 		       " \"editor.fontSize\": 14, \"git.command\": \"\\u002e/esc.sh\"}",
 		       AGENTPATHS_JSON),
-		  "./rc|./yes|./esc.sh|");
+		  "./rc|dir:x|./yes|./esc.sh|");
 	CHECK_STR(scan("{\"version\": \"2.0.0\", \"tasks\": [{\"label\": \"b\", \"type\": \"shell\", "
 		       "\"command\": \"./build.sh\","
 		       " \"runOptions\": {\"runOn\": \"folderOpen\"}}]}",
@@ -73,6 +73,23 @@ TEST(mcp_and_vscode)
 	CHECK_STR(scan("{\"mcp\": {\"x\": {\"type\": \"local\", \"command\": [\"bun\", \"./srv.ts\"]}}}",
 		       AGENTPATHS_JSON),
 		  "bun|./srv.ts|");
+}
+
+/* Zed: a command's executable is its `path` (review s37 fixes M1), a
+ * language server's is `binary.path`; a PATH's directories are taken but
+ * those of installs; PYTHONPATH is not (what a tool loads). */
+TEST(zed_paths)
+{
+	CHECK_STR(scan("{\"context_servers\": {\"s\": {\"command\": {\"path\": \"./bin/srv\", \"args\": [\"--x\"],"
+		       " \"env\": {\"PATH\": \"./tools:${env:PATH}::.venv/bin\", \"PYTHONPATH\": \"./lib\"}}}},"
+		       " \"lsp\": {\"r\": {\"binary\": {\"path\": \"node_modules/.bin/tsserver\", \"arguments\":"
+		       " [\"--stdio\"]}}, \"p\": {\"binary\": {\"path\": \"./bin/pyls\"}}},"
+		       " \"clangd.path\": \"./not-in-a-command\", \"file_scan_exclusions\": {\"path\": \"./no\"}}",
+		       AGENTPATHS_JSON),
+		  "./bin/srv|--x|dir:./tools|dir:${env:PATH}|--stdio|./bin/pyls|");
+	CHECK_STR(scan("[mcp_servers.x]\ncommand = \"x\"\nenv.PATH = \"bin:${HOME}/y\"\n", AGENTPATHS_TOML),
+		  "x|dir:bin|dir:${HOME}/y|");
+	CHECK_STR(scan("env:\n  PATH: ./b\n", AGENTPATHS_YAML), "dir:./b|");
 }
 
 TEST(codex_toml)
@@ -161,6 +178,7 @@ int main(void)
 {
 	RUN(claude_settings);
 	RUN(mcp_and_vscode);
+	RUN(zed_paths);
 	RUN(codex_toml);
 	RUN(yaml);
 	RUN(bounds);

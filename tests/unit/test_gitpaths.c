@@ -551,6 +551,12 @@ TEST(agents_configuration)
 	put("scripts/auto.cfg", "");
 	put(".vscode/settings.json", "{ // JSONC\n \"python.defaultInterpreterPath\": \".venv/bin/python\",\n"
 				     " \"terminal.integrated.env.linux\": {\"BASH_ENV\": \"tools/rc\"}, }\n");
+	/* Zed: the executable a command names, and its PATH's directories whole
+	 * (review s37 fixes M1); not the top, a home or an install's. */
+	sh("mkdir -p", ".zed");
+	sh("mkdir -p", "bin");
+	put(".zed/settings.json", "{\"context_servers\": {\"s\": {\"command\": {\"path\": \"./zbin/srv\","
+				  " \"env\": {\"PATH\": \"${workspaceFolder}/bin:.:$HOME/x:node_modules/.bin:${env:PATH}\"}}}}}");
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
 	struct gitpaths g = found();
 	CHECK(g.closed == NULL);
@@ -566,6 +572,11 @@ TEST(agents_configuration)
 	CHECK(!why(&g, "scripts/other.sh", false));
 	CHECK_CONTAINS(why(&g, "hook.py", false), "(.mcp.json)"); /* a bare name that is a file at the top */
 	CHECK(!why(&g, "run", true));                             /* one that is not: a word */
+	CHECK_CONTAINS(why(&g, "zbin/srv", false), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "bin/new-tool", true), "(.zed/settings.json)"); /* in a PATH's directory */
+	CHECK(!why(&g, "new.txt", true));                                     /* `.`: not the whole tree */
+	CHECK(!why(&g, "x/y", true));
+	CHECK(!why(&g, "node_modules/.bin/tsc", true));
 	CHECK_CONTAINS(why(&g, "scripts/lint.py", false), "(.mcp.json)"); /* where a cd went */
 	CHECK_CONTAINS(why(&g, "scripts/auto.cfg", false), "(.mcp.json)"); /* a piece after '=' */
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
