@@ -17,10 +17,13 @@
  * so a process with no certificate that keeps a few hundred idle
  * connections open kept every client out (review s37 front 2).  At most
  * `max_unverified` connections (below the limit) wait for a verified
- * certificate; one more cuts the oldest of the peer uid that holds the
- * most of them (peeruid.h), so a flood cuts its own connections, not
- * another account's client, which holds one or a few for the milliseconds
- * of its handshake.
+ * certificate; one more cuts the oldest of the account that holds the most
+ * of them (the peer's uid, peeruid.h; a range of subordinate uids counts as
+ * one account), so a flood cuts its own connections, not another account's
+ * client, which holds one or a few for the milliseconds of its handshake.
+ * Within the newcomer's own account (all of them, when no uid is known)
+ * connections younger than two seconds are spared and the newcomer is cut
+ * instead (review s37 fixes M3).
  *
  * Everything runs on the loop's thread.  libmicrohttpd notifies a
  * connection's end (connguard_remove) before it closes the socket, so a cut
@@ -42,7 +45,8 @@ struct connguard *connguard_new(struct loop *l, unsigned deadline_s, unsigned ma
                                 void (*on_cut)(unsigned n, bool crowded));
 void connguard_free(struct connguard *g);
 
-/* A new connection on socket `fd` from a process of `uid` (-1: not known);
+/* A new connection on socket `fd` from a process of `uid` (-1: not known;
+ * it may be cut at once, for the cap);
  * NULL when out of memory (the connection then only has libmicrohttpd's
  * idle timeout). */
 struct connguard_entry *connguard_add(struct connguard *g, int fd, long uid);

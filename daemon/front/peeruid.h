@@ -16,8 +16,9 @@
 int peeruid_open(void);
 
 /* The uid of the process that made the peer's socket of the connected TCP
- * socket `fd`, or -1 when the kernel does not say (the peer is in another
- * network namespace, or gone already). */
+ * socket `fd` (an IPv4 peer of a dual-stack listener too: the kernel looks
+ * a v4-mapped address up as IPv4; test_loop checks it), or -1 when the kernel does not say (the peer is in another network
+ * namespace, or gone already). */
 long peeruid_of(int diag, int fd);
 
 #endif

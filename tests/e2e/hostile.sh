@@ -277,13 +277,40 @@ def steady(every, secs):
         cut = True
     print(json.dumps({"answered": answered, "cut": cut}))
 
+def into_subuids():
+    """Go on in a child in a user namespace of its own whose uids 1-65535
+    are the host's 100001-165535, written by this process as root may;
+    this one waits for it and exits as it does."""
+    import ctypes
+    ready, mapped = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) != 0:  # CLONE_NEWUSER
+            sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+        os.write(ready[1], b"u")
+        os.read(mapped[0], 1)
+        return
+    os.read(ready[0], 1)
+    for m in ("uid_map", "gid_map"):
+        with open(f"/proc/{pid}/{m}", "w") as f:
+            f.write("1 100001 65535\n")
+    os.write(mapped[1], b"m")
+    _, status = os.waitpid(pid, 0)
+    sys.exit(os.waitstatus_to_exitcode(status))
+
 def flood(n, secs):
     """Hold n idle TCP connections (no TLS, no certificate) for secs s and
     open a new one for each the server closes: a stranger that never lets
-    the table empty (review s37 front 2).  How many were opened in all."""
+    the table empty (review s37 front 2).  With SUBUIDS set, run in a user
+    namespace of its own that maps many uids: each socket is made under
+    another uid of the range (review s37 fixes M3).  How many were opened."""
     import selectors
+    if os.environ.get("SUBUIDS"):
+        into_subuids()
     sel = selectors.DefaultSelector()
     def connect():
+        if os.environ.get("SUBUIDS"):
+            os.seteuid(random.randint(1, 65535))
         s = socket.socket()
         s.setblocking(False)
         try:
@@ -373,6 +400,21 @@ BODY=$(cat "$T/flood.out")
 check_eq "a stranger holding $((LIMIT + 200)) idle connections, reopening each one cut ($(jf .opened) in all): 10 of 10 requests served within 5 s" \
 	"$served" 10
 alive "after a stranger's flood of reopened connections"
+# The same from a user namespace whose 65536 uids are subordinate ones
+# (what /etc/subuid gives each account): each socket under another uid.
+SUBUIDS=1 /usr/bin/python3 - "$PORT" "$T/certs" flood $((LIMIT + 200)) 15 <"$T/hostile.py" >"$T/flood.out" &
+fp=$!
+sleep 3
+served=0
+for _ in $(seq 1 10); do
+	API_MAX_TIME=5 api GET /v0/policy
+	[ "$STATUS" = 200 ] && served=$((served + 1))
+done
+wait "$fp"
+BODY=$(cat "$T/flood.out")
+check_eq "the same flood with each socket under another subordinate uid ($(jf .opened) opened): 10 of 10 served" \
+	"$served" 10
+alive "after a flood from many subordinate uids"
 
 # --- thousands of idle connections ------------------------------------------
 H idle 2000 0 $((IDLE + 2)) >"$T/idle.out" &

@@ -1,15 +1,21 @@
 /*
  * test_loop.c - the front's event loop (front/loop.c) and what lives on it:
  * the run slots' FIFO queue (runq.c) and the pre-authentication deadline
- * (connguard.c).  Real descriptors and the real clock: a pipe made readable
- * wakes the loop, a socketpair the deadline shuts down reads EOF.
+ * (connguard.c) with the peer's uid from the kernel (peeruid.c).  Real
+ * descriptors and the real clock: a pipe made readable wakes the loop, a
+ * socketpair the deadline shuts down reads EOF, a loopback TCP connection
+ * is looked up in the kernel's socket table.
  */
 #include "harness.h"
 #include "connguard.h"
 #include "loop.h"
+#include "peeruid.h"
 #include "runq.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -203,38 +209,121 @@ TEST(connguard_cuts_only_unverified_connections_at_the_deadline)
 	loop_free(l);
 }
 
-/* Past `max_unverified` waiting connections, a new one cuts the oldest of
- * the uid that holds the most (review s37 front 2): a flood cuts its own,
- * never another account's waiting client nor a verified connection. */
-TEST(connguard_cuts_the_crowding_uids_oldest_past_the_cap)
+/* Connections from `uid[i]` into a guard of `cap` waiting places, each
+ * after `pause_ms[i]`; `cut` gets which were shut down (their peer reads
+ * EOF; the others pass a byte).  The first is verified: never cut. */
+enum { CROWD_MAX = 8 };
+static void crowd(unsigned cap, size_t n, const long *uid, const int *pause_ms, bool *cut)
 {
 	struct loop *l = loop_new();
-	struct connguard *g = connguard_new(l, 60, 3, on_cut);
-	enum { N = 6 };
-	static const long uid[N] = {1000, 1000, 65534, 65534, 65534, 65534};
-	int s[N][2];
-	struct connguard_entry *e[N];
+	struct connguard *g = connguard_new(l, 60, cap, on_cut);
+	int s[CROWD_MAX][2];
+	struct connguard_entry *e[CROWD_MAX];
 	char c;
 	cut_total = cut_crowded = 0;
-	for (int i = 0; i < N; i++)
-		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, s[i]) == 0);
-	e[0] = connguard_add(g, s[0][0], uid[0]);
-	connguard_verified(g, e[0]);                 /* verified: never cut */
-	for (int i = 1; i < N; i++)                  /* 1000's client waits, then 65534 floods */
+	for (size_t i = 0; i < n; i++) {
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s[i]) == 0);
+		if (pause_ms && pause_ms[i])
+			usleep((useconds_t)pause_ms[i] * 1000);
 		e[i] = connguard_add(g, s[i][0], uid[i]);
-	CHECK_EQ_INT(cut_crowded, 2);                /* the 4th and 5th waiting cut 65534's oldest */
-	CHECK_EQ_INT(read(s[2][1], &c, 1), 0);
-	CHECK_EQ_INT(read(s[3][1], &c, 1), 0);
-	for (int i = 0; i < N; i++)
-		if (i != 2 && i != 3)
+		if (i == 0)
+			connguard_verified(g, e[0]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		cut[i] = read(s[i][1], &c, 1) == 0;
+		if (!cut[i])
 			CHECK(send(s[i][1], "x", 1, 0) == 1 && read(s[i][0], &c, 1) == 1);
-	for (int i = 0; i < N; i++) {
 		connguard_remove(g, e[i]);
 		close(s[i][0]);
 		close(s[i][1]);
 	}
 	connguard_free(g);
 	loop_free(l);
+}
+
+static const char *cuts(const bool *cut, size_t n)
+{
+	static char out[CROWD_MAX + 1];
+	for (size_t i = 0; i < n; i++)
+		out[i] = cut[i] ? 'x' : '.';
+	out[n] = '\0';
+	return out;
+}
+
+/* Past `max_unverified` waiting connections, a new one costs the account
+ * that holds the most (review s37 front 2, fixes M3): a flood cuts its own,
+ * never another account's waiting client nor a verified connection. */
+TEST(connguard_cuts_the_crowding_accounts_own_past_the_cap)
+{
+	bool cut[CROWD_MAX];
+	/* 65534 floods while 1000's client waits: within two seconds of its
+	 * own, the newcomer is cut, not 65534's other young ones. */
+	static const long flood[] = {1000, 1000, 65534, 65534, 65534, 65534};
+	crowd(3, 6, flood, NULL, cut);
+	CHECK_STR(cuts(cut, 6), "....xx");
+	CHECK_EQ_INT(cut_crowded, 2);
+	/* 1000's client comes while 65534 crowds: 65534's oldest pays, young
+	 * or not. */
+	static const long late[] = {1000, 65534, 65534, 65534, 1000};
+	crowd(3, 5, late, NULL, cut);
+	CHECK_STR(cuts(cut, 5), ".x...");
+	/* A range of subordinate uids (a user namespace's) is one account:
+	 * its own newcomer goes, then 1001's costs it its oldest. */
+	static const long subuids[] = {1000, 1000, 165536, 165537, 165538, 1001};
+	crowd(3, 6, subuids, NULL, cut);
+	CHECK_STR(cuts(cut, 6), "..x.x.");
+	/* No uid known: those past two seconds go oldest first; then the
+	 * young are spared and the newcomer goes. */
+	static const long unknown[] = {-1, -1, -1, -1, -1, -1, -1, -1};
+	static const int pause_ms[] = {0, 0, 0, 0, 2100, 0, 0, 0};
+	crowd(3, 8, unknown, pause_ms, cut);
+	CHECK_STR(cuts(cut, 8), ".xxx...x");
+}
+
+/* The uid of a loopback peer, whose socket uid 65534 made (when the test
+ * runs as root; its own uid otherwise): over IPv4, IPv6, and IPv4 to a
+ * dual-stack listener, where the peer's address is v4-mapped (review s37
+ * fixes M3 feared that one is never found: the kernel's inet_diag looks it
+ * up as IPv4). */
+static long peer_uid_over(int family, const char *listen_at, const char *connect_at, uid_t maker)
+{
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
+	struct sockaddr *a = family == AF_INET6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4;
+	socklen_t alen = family == AF_INET6 ? sizeof(a6) : sizeof(a4);
+	int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), off = 0;
+	CHECK(l >= 0);
+	if (family == AF_INET6) {
+		CHECK(setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) == 0);
+		CHECK(inet_pton(AF_INET6, listen_at, &a6.sin6_addr) == 1);
+	} else
+		CHECK(inet_pton(AF_INET, listen_at, &a4.sin_addr) == 1);
+	CHECK(bind(l, a, alen) == 0 && listen(l, 1) == 0 && getsockname(l, a, &alen) == 0);
+	in_port_t port = family == AF_INET6 ? a6.sin6_port : a4.sin_port;
+	struct sockaddr_in c4 = {.sin_family = AF_INET, .sin_port = port};
+	struct sockaddr_in6 c6 = {.sin6_family = AF_INET6, .sin6_port = port};
+	bool v4 = inet_pton(AF_INET, connect_at, &c4.sin_addr) == 1;
+	CHECK(v4 || inet_pton(AF_INET6, connect_at, &c6.sin6_addr) == 1);
+	CHECK(seteuid(maker) == 0);
+	int c = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(seteuid(0) == 0 || geteuid() == maker);
+	CHECK(c >= 0 && connect(c, v4 ? (struct sockaddr *)&c4 : (struct sockaddr *)&c6,
+	                        v4 ? sizeof(c4) : sizeof(c6)) == 0);
+	int s = accept(l, NULL, NULL), diag = peeruid_open();
+	long uid = peeruid_of(diag, s);
+	close(diag);
+	close(s);
+	close(c);
+	close(l);
+	return uid;
+}
+
+TEST(peeruid_names_the_local_peers_uid)
+{
+	uid_t maker = getuid() == 0 ? 65534 : getuid();
+	CHECK_EQ_INT(peer_uid_over(AF_INET, "127.0.0.1", "127.0.0.1", maker), (long)maker);
+	CHECK_EQ_INT(peer_uid_over(AF_INET6, "::1", "::1", maker), (long)maker);
+	CHECK_EQ_INT(peer_uid_over(AF_INET6, "::", "127.0.0.1", maker), (long)maker);
 }
 
 int main(void)
@@ -245,6 +334,7 @@ int main(void)
 	RUN(runq_hands_slots_over_in_order);
 	RUN(runq_cancel_of_a_granted_waiter_passes_the_slot_on);
 	RUN(connguard_cuts_only_unverified_connections_at_the_deadline);
-	RUN(connguard_cuts_the_crowding_uids_oldest_past_the_cap);
+	RUN(connguard_cuts_the_crowding_accounts_own_past_the_cap);
+	RUN(peeruid_names_the_local_peers_uid);
 	return harness_done();
 }
