@@ -53,14 +53,16 @@ struct jobs {
 	struct job *v[JOBS_TOTAL_MAX];
 	size_t n;
 	unsigned max_live, retain_s;
+	bool slot_bound; /* max_live is max_runs - 1, below max_jobs */
 };
 
-struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s)
+struct jobs *jobs_new(unsigned max_jobs, unsigned max_runs, unsigned retain_s)
 {
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
-	j->max_live = max_live_per_owner;
+	j->slot_bound = max_runs >= 2 && max_jobs >= max_runs;
+	j->max_live = j->slot_bound ? max_runs - 1 : max_jobs;
 	j->retain_s = retain_s;
 	return j;
 }
@@ -180,10 +182,13 @@ bool jobs_may_start(struct jobs *j, const char *owner_fp, unsigned pending, char
 		live += j->v[i]->running && !j->v[i]->killed && strcmp(j->v[i]->owner_fp, owner_fp) == 0;
 	if (live + pending < j->max_live)
 		return true;
+	const char *most = j->slot_bound ? "the most one certificate may have (one fewer than max_runs, so that "
+	                                   "other runs keep a slot)"
+	                                 : "the most max_jobs allows";
 	if (pending)
-		snprintf(why, whylen, "This certificate has %u jobs running and %u waiting to start, the most max_jobs allows; wait for one to end, or kill a running one (DELETE /v0/jobs/ID).", live, pending);
+		snprintf(why, whylen, "This certificate has %u jobs running and %u waiting to start, %s; wait for one to end, or kill a running one (DELETE /v0/jobs/ID).", live, pending, most);
 	else
-		snprintf(why, whylen, "This certificate has %u jobs running, the most max_jobs allows; wait for one or kill one (DELETE /v0/jobs/ID).", live);
+		snprintf(why, whylen, "This certificate has %u jobs running, %s; wait for one or kill one (DELETE /v0/jobs/ID).", live, most);
 	return false;
 }
 

@@ -22,7 +22,11 @@
 struct jobs;
 struct job;
 
-struct jobs *jobs_new(unsigned max_live_per_owner, unsigned retain_s);
+/* `max_jobs` per certificate; with `max_runs` of 2 or more, at most one
+ * fewer than it, so that one certificate's jobs, which hold their run slots
+ * for their whole timeout with no client waiting, never hold every slot
+ * (review s37 front 4).  `max_runs` 0: no such bound. */
+struct jobs *jobs_new(unsigned max_jobs, unsigned max_runs, unsigned retain_s);
 void jobs_free(struct jobs *j);
 
 /* Whether the owner may start one more job: its running jobs and `pending`

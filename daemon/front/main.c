@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		.ctl = HANDOVER_FD_CTL, .listen_fd = HANDOVER_FD_LISTEN, .audit_fd = HANDOVER_FD_AUDIT,
 		.loop = loop, .approvals = loop ? approvals_new(loop, cfg.max_runs * 4) : NULL,
 		.runq = loop ? runq_new(loop, cfg.max_runs, cfg.queue_max) : NULL,
-		.jobs = jobs_new(cfg.max_jobs, cfg.job_retain_s),
+		.jobs = jobs_new(cfg.max_jobs, cfg.max_runs, cfg.job_retain_s),
 	};
 	snprintf(f.policy_hash, sizeof(f.policy_hash), "%s", h.policy_hash);
 	if (!f.tls_key || !f.approvals || !f.runq || (cfg.max_jobs && !f.jobs)) {

@@ -149,6 +149,22 @@ wait_bg
 check_eq "the two waiting jobs started" "$(cat "$T/q/j1.status") $(cat "$T/q/j2.status")" "202 202"
 check_eq "... and the refused one left no run_started line" "$(started)" $((BASE + 3))
 
+# 7b. One certificate's jobs leave a run slot free (review s37 front 4:
+# at max_jobs = max_runs, its sleeping jobs held every slot and another
+# identity's run got 503 after the queue's 30 s).
+e2e_stop
+e2e_start '{"max_runs": 2, "max_jobs": 8, "queue_timeout_s": 30}'
+job_bg s1 "sleep 20"
+job_bg s2 "sleep 20"
+check_eq "jobs past max_runs - 1 of one certificate: the second is refused" \
+	"$(cat "$T/q/s1.status") $(cat "$T/q/s2.status") $(jq -r .error.code "$T/q/s2.body")" "202 429 too_many_jobs"
+check_match "... saying why" "$(jq -r .error.message "$T/q/s2.body")" 'one fewer than max_runs'
+t0=$(date +%s%N)
+api POST /v0/run '{"cmd": "echo served", "profile": "analyse"}' orchestrator
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_eq "... and another identity's run is served at once (${ms} ms)" "$STATUS $(jf .stdout)" "200 served"
+api DELETE "/v0/jobs/$(jq -r .job_id "$T/q/s1.body")"
+
 # 8. Hang-ups do not turn into 503s: four clients start runs that fill
 # 200 MB and hang up while they run, over and over, beside a client whose
 # runs queue.  A run's slot comes back only once its supervisor has torn it

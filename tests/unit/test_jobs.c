@@ -23,7 +23,7 @@ static void nokill(void *arg)
 /* A finished job with `out` as its stdout, under the output cap `cap`. */
 static struct jobs *job_with(const char *out, size_t len, size_t cap)
 {
-	struct jobs *j = jobs_new(8, 600);
+	struct jobs *j = jobs_new(8, 0, 600);
 	char why[200] = "";
 	struct job *b = jobs_add(j, ID, FP, "cn", "analyse", cap, 60, nokill, NULL, why, sizeof(why));
 	job_output(b, 0, out, len);
@@ -147,7 +147,7 @@ static void check_read(struct jobs *j, uint64_t since, const char *data, uint64_
  * rest came, the next read has it whole. */
 TEST(running_jobs_last_character_waits_for_its_rest)
 {
-	struct jobs *j = jobs_new(8, 600);
+	struct jobs *j = jobs_new(8, 0, 600);
 	char why[200] = "";
 	struct job *b = jobs_add(j, ID, FP, "cn", "analyse", 4096, 60, nokill, NULL, why, sizeof(why));
 	job_output(b, 0, "a\xe2\x94", 3);
@@ -166,7 +166,7 @@ TEST(running_jobs_last_character_waits_for_its_rest)
  * although the job reads "running" until its run's end has come in. */
 TEST(a_killed_job_frees_its_place_at_once)
 {
-	struct jobs *j = jobs_new(1, 600);
+	struct jobs *j = jobs_new(1, 0, 600);
 	char why[300] = "";
 	const char *state = NULL;
 	CHECK(jobs_add(j, ID, FP, "cn", "analyse", 4096, 60, nokill, NULL, why, sizeof(why)) != NULL);
@@ -178,9 +178,28 @@ TEST(a_killed_job_frees_its_place_at_once)
 	jobs_free(j);
 }
 
+/* One certificate's jobs leave a run slot free (review s37 front 4):
+ * max_jobs 8 with max_runs 3 is 2; max_jobs below max_runs stands. */
+TEST(a_certificates_jobs_leave_a_run_slot)
+{
+	struct jobs *j = jobs_new(8, 3, 600);
+	char why[300] = "";
+	CHECK(jobs_may_start(j, FP, 1, why, sizeof(why)));
+	CHECK(!jobs_may_start(j, FP, 2, why, sizeof(why)));
+	CHECK_CONTAINS(why, "one fewer than max_runs");
+	CHECK(jobs_may_start(j, "another", 1, why, sizeof(why)));
+	jobs_free(j);
+	j = jobs_new(2, 3, 600);
+	why[0] = '\0';
+	CHECK(!jobs_may_start(j, FP, 2, why, sizeof(why)));
+	CHECK_CONTAINS(why, "the most max_jobs allows");
+	jobs_free(j);
+}
+
 int main(void)
 {
 	RUN(a_killed_job_frees_its_place_at_once);
+	RUN(a_certificates_jobs_leave_a_run_slot);
 	RUN(character_across_the_heads_end);
 	RUN(character_across_a_reads_end_stays_whole);
 	RUN(running_jobs_last_character_waits_for_its_rest);

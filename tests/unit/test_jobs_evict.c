@@ -33,7 +33,7 @@ static bool exists(struct jobs *j, unsigned n, const char *owner)
 
 TEST(a_full_table_evicts_the_biggest_holder)
 {
-	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 600);
+	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 0, 600);
 	/* B's one job finished first: the oldest of all. */
 	struct job *b = add(j, 0, "B", 1024);
 	CHECK(b != NULL);
@@ -55,7 +55,7 @@ TEST(a_full_table_evicts_the_biggest_holder)
 TEST(kept_output_is_bounded)
 {
 	/* Finished jobs that kept 1 MiB each: past JOBS_KEPT_MAX the oldest go. */
-	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 600);
+	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 0, 600);
 	static char mib[1 << 20];
 	unsigned n = (unsigned)(JOBS_KEPT_MAX >> 20) + 8;
 	for (unsigned i = 0; i < n; i++) {
@@ -76,7 +76,7 @@ TEST(kept_output_is_bounded)
  * A's ten small jobs went down to one to make room for B's big ones. */
 TEST(a_full_budget_evicts_the_biggest_holder_of_bytes)
 {
-	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 600);
+	struct jobs *j = jobs_new(JOBS_TOTAL_MAX, 0, 600);
 	static char mib[1 << 20];
 	for (unsigned i = 0; i < 10; i++) {
 		struct job *a = add(j, i, "A", 1024);
