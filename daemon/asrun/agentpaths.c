@@ -110,6 +110,15 @@ static bool is_run_part(const char *part, size_t n)
 	return false;
 }
 
+bool agentpaths_is_dir_list(const char *name, size_t len)
+{
+	static const char *const lists[] = {"PATH", "LD_LIBRARY_PATH", "GCONV_PATH"};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (len == strlen(lists[i]) && memcmp(name, lists[i], len) == 0)
+			return true;
+	return false;
+}
+
 /* How the value of `key` is taken, inside a container taken or not: each
  * dot-separated part but the last may make it inside one. */
 static enum take key_take(const char *key, size_t len, bool inside)
@@ -126,7 +135,7 @@ static enum take key_take(const char *key, size_t len, bool inside)
 		}
 		if (n == 4 && memcmp(part, "path", 4) == 0)
 			return inside ? TAKE_EXE : TAKE_NONE;
-		if (n == 4 && memcmp(part, "PATH", 4) == 0)
+		if (agentpaths_is_dir_list(part, n))
 			return inside ? TAKE_DIRS : TAKE_NONE;
 		if (ends_with(part, n, "path") || ends_with(part, n, "paths"))
 			return TAKE_NONE;
@@ -161,27 +170,30 @@ static bool in_install_dir(const char *s, size_t n)
 	return false;
 }
 
-/* `s` (o->s: changed), taken as `take` says.  A PATH is split at each ':'
- * outside braces (`${workspaceFolder}/bin:${env:PATH}`). */
-static void emit(struct out *o, char *s, enum take take)
+void agentpaths_dirs(char *list, const char *why, agentpaths_each *each, void *arg)
 {
-	if (take == TAKE_WORDS || (take == TAKE_EXE && !in_install_dir(s, strlen(s))))
-		o->each(o->arg, s, o->why, AGENTPATHS_COMMAND);
-	if (take != TAKE_DIRS)
-		return;
 	int braces = 0;
-	for (char *dir = s, *c = s;; c++) {
+	for (char *dir = list, *c = list;; c++) {
 		braces += (*c == '{') - (*c == '}' && braces > 0);
 		if (*c && (*c != ':' || braces))
 			continue;
 		bool last = !*c;
 		*c = '\0';
 		if (c > dir && !in_install_dir(dir, (size_t)(c - dir)))
-			o->each(o->arg, dir, o->why, AGENTPATHS_DIRECTORY);
+			each(arg, dir, why, AGENTPATHS_DIRECTORY);
 		if (last)
 			return;
 		dir = c + 1;
 	}
+}
+
+/* `s` (o->s: changed), taken as `take` says. */
+static void emit(struct out *o, char *s, enum take take)
+{
+	if (take == TAKE_WORDS || (take == TAKE_EXE && !in_install_dir(s, strlen(s))))
+		o->each(o->arg, s, o->why, AGENTPATHS_COMMAND);
+	else if (take == TAKE_DIRS)
+		agentpaths_dirs(s, o->why, o->each, o->arg);
 }
 
 /* A code point as UTF-8 (a lone surrogate too: only its shape matters). */

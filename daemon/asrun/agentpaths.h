@@ -21,6 +21,7 @@
 #ifndef SHARNESS_AGENTPATHS_H
 #define SHARNESS_AGENTPATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A string the configuration runs or hands to what it runs (a command, its
@@ -31,6 +32,17 @@ enum agentpaths_what { AGENTPATHS_COMMAND, AGENTPATHS_DIRECTORY };
 typedef void agentpaths_each(void *arg, const char *s, const char *why, enum agentpaths_what what);
 
 enum agentpaths_syntax { AGENTPATHS_JSON, AGENTPATHS_TOML, AGENTPATHS_YAML };
+
+/* Is `name` (len bytes) a variable whose value is a list of directories
+ * programs are found in: PATH, LD_LIBRARY_PATH (a system binary loads a
+ * library planted there), GCONV_PATH. */
+bool agentpaths_is_dir_list(const char *name, size_t len);
+
+/* Split `list`, such a variable's value (changed in place), at each ':'
+ * outside braces (`${workspaceFolder}/bin:${env:PATH}`), and call `each`
+ * with AGENTPATHS_DIRECTORY for each directory but those where the run's
+ * own installs write (`.venv`, `venv`, `node_modules`, `.tox`). */
+void agentpaths_dirs(char *list, const char *why, agentpaths_each *each, void *arg);
 
 /* Read each agent's and editor's project configuration file at the top of
  * `top` and call `each` with every such string.  NULL, or why a file that

@@ -188,6 +188,10 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 	bool moved = fdpath_resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
 	if (!writable_by_run(c, named) && !(moved && writable_by_run(c, real)))
 		return;
+	/* An agent's PATH directory that leads to the top or above (`bin ->
+	 * .`): kept whole it would close the whole tree (review s38 L2). */
+	if (!file && c->agent && moved && path_under(c->worktree, real))
+		return;
 	add(c, named, why);
 	if (moved)
 		add(c, real, why);
@@ -218,6 +222,61 @@ static void keep_bare(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, con
 	for (size_t b = 0; b < n_bases; b++)
 		if (path_join(path, sizeof(path), bases[b], piece) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
 			keep(c, bases[b], piece, why, true);
+}
+
+/* A directory of a PATH an AI agent's configuration sets (agentpaths.h),
+ * kept whole, as a hooks directory: from the top, or after a variable
+ * that names the top (`${workspaceFolder}/bin`, `$CLAUDE_PROJECT_DIR/bin`);
+ * up to a later variable (`tools/${env:ARCH}`: `tools` whole).  Not a home
+ * directory, not after another variable (`${env:PATH}`), and not the top
+ * itself or above (`.`: that would keep the whole tree, so a bare name a
+ * command runs from there is not kept: README, agent config). */
+static void keep_agent_dir(void *arg, const char *s, const char *why, enum agentpaths_what what)
+{
+	static const char *const top_vars[] = {"${workspaceFolder}", "${workspaceRoot}", "$PWD", "${PWD}",
+					       "$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$ZED_WORKTREE_ROOT",
+					       "${ZED_WORKTREE_ROOT}"};
+	struct ctx *c = arg;
+	char rel[PATH_MAX], named[PATH_MAX];
+	(void)what;
+	if (s[0] == '~' || strstr(s, "HOME") || strstr(s, "userHome"))
+		return; /* a home directory: not in the run's view */
+	const char *from = s;
+	if (s[0] == '$') {
+		from = NULL;
+		for (size_t i = 0; i < sizeof(top_vars) / sizeof(top_vars[0]) && !from; i++) {
+			size_t n = strlen(top_vars[i]);
+			if (strncmp(s, top_vars[i], n) == 0 && (s[n] == '/' || s[n] == '\0'))
+				from = s + n + (s[n] == '/');
+		}
+		if (!from)
+			return;
+	}
+	if (snprintf(rel, sizeof(rel), "%s", from) >= (int)sizeof(rel)) {
+		close_all(c, AGENT_UNCHECKED);
+		return;
+	}
+	char *var = strchr(rel, '$');
+	if (var) { /* up to the directory before it */
+		while (var > rel && var[-1] != '/')
+			var--;
+		*var = '\0';
+	}
+	if (!rel[0] || (path_join(named, sizeof(named), c->worktree, rel) && path_under(c->worktree, named)))
+		return;
+	keep(c, c->worktree, rel, why, false);
+}
+
+/* A PATH set in an AI agent's command (`PATH=./bin:$PATH mytool`,
+ * `export PATH=...`): its directories, as one the configuration sets. */
+static void keep_assigned_dirs(struct ctx *c, const char *word, const char *why)
+{
+	const char *eq = strchr(word, '=');
+	char list[PATH_MAX];
+	if (!c->agent || !eq || !agentpaths_is_dir_list(word, (size_t)(eq - word)))
+		return;
+	snprintf(list, sizeof(list), "%s", eq + 1); /* the word is shorter */
+	agentpaths_dirs(list, why, keep_agent_dir, c);
 }
 
 /* Every path-like piece of a command: words split as a shell splits them
@@ -307,6 +366,7 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
 		keep_bare(c, bases, n_bases, name, why);
+		keep_assigned_dirs(c, name, why);
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
 			keep_bare(c, bases, n_bases, piece, why);
@@ -677,25 +737,13 @@ static void keep_links(struct ctx *c, const char *dir)
 }
 
 /* A string an AI agent's configuration runs: its path-like pieces, as a
- * git command's.  A directory of a PATH it sets, whole, as a hooks
- * directory: from the top, or after a variable (`${workspaceFolder}/bin`);
- * not the top itself (`.`: that would keep the whole tree), nor a PATH
- * that is only variables (`${env:PATH}`). */
+ * git command's. */
 static void keep_agent_command(void *arg, const char *s, const char *why, enum agentpaths_what what)
 {
-	struct ctx *c = arg;
-	char named[PATH_MAX];
-	if (what == AGENTPATHS_COMMAND) {
-		keep_words(c, s, why, 0);
-		return;
-	}
-	const char *var = strrchr(s, '$'), *rel = var ? strchr(var, '/') : s;
-	rel = rel && var ? rel + 1 : rel;
-	if (var && (strncmp(var, "$HOME/", 6) == 0 || strncmp(var, "${HOME}/", 8) == 0))
-		return; /* a home directory, as `~/`: not in the run's view */
-	if (!rel || !rel[0] || (path_join(named, sizeof(named), c->worktree, rel) && path_under(c->worktree, named)))
-		return;
-	keep(c, c->worktree, rel, why, false);
+	if (what == AGENTPATHS_COMMAND)
+		keep_words(arg, s, why, 0);
+	else
+		keep_agent_dir(arg, s, why, what);
 }
 
 void gitpaths_find(int hostproc, const char *worktree, const char *const *trees, size_t n_trees,

@@ -123,6 +123,41 @@ static void disk_start(const struct watch *r, struct disk_watch *w)
 	w->on = w->n > 0;
 }
 
+/* Which file system, for the reply's one sentence of 256 bytes. */
+static void fs_name(const struct watch *r, const struct disk_fs *f, char *where, size_t len)
+{
+	if (f->path == r->workspace)
+		snprintf(where, len, "the workspace's file system");
+	else
+		snprintf(where, len, "the file system of %.*s", (int)utf8_cut(f->path, strlen(f->path), 40), f->path);
+}
+
+/* 1 and `msg` set when a file system the run may write is below a
+ * reserve before it starts: it would write there before the first look
+ * (up to megabytes a run, and a loop of runs on and on: review s37
+ * lifecycle L1), so it does not start. */
+static int disk_below_reserve(const struct watch *r, const struct disk_watch *w, char *msg, size_t len)
+{
+	const struct config *c = r->cfg;
+	for (size_t i = 0; w->on && i < w->n; i++) {
+		uint64_t bfree, bavail, ffree, favail;
+		bool has_inodes, bytes;
+		if (disk_stat(w->fs[i].fd, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
+			continue;
+		if (!(bytes = bavail < c->disk_reserve_bytes) && !(has_inodes && favail < c->disk_reserve_inodes))
+			continue;
+		char where[64];
+		fs_name(r, &w->fs[i], where, sizeof(where));
+		snprintf(msg, len, "The run was not started: only %llu %s are free on %s, below %s (%llu); free space "
+		         "there, or run it read-only (analyse).",
+		         (unsigned long long)(bytes ? bavail : favail), bytes ? "bytes" : "inodes", where,
+		         bytes ? "limits.disk_reserve_bytes" : "limits.disk_reserve_inodes",
+		         (unsigned long long)(bytes ? c->disk_reserve_bytes : c->disk_reserve_inodes));
+		return 1;
+	}
+	return 0;
+}
+
 /* 1 and `msg` set when the run went past a bound on one file system. */
 static int disk_over_fs(const struct watch *r, const struct disk_fs *f, char *msg, size_t len)
 {
@@ -146,12 +181,8 @@ static int disk_over_fs(const struct watch *r, const struct disk_fs *f, char *ms
 		what = "limits.disk_reserve_inodes", used = favail, bound = c->disk_reserve_inodes;
 	if (!what)
 		return 0;
-	char where[64]; /* the reply's message is one sentence of 256 bytes */
-	if (f->path == r->workspace)
-		snprintf(where, sizeof(where), "the workspace's file system");
-	else
-		snprintf(where, sizeof(where), "the file system of %.*s",
-		         (int)utf8_cut(f->path, strlen(f->path), 40), f->path);
+	char where[64];
+	fs_name(r, f, where, sizeof(where));
 	const char *unit = strstr(what, "inodes") ? "inodes" : "bytes";
 	if (strstr(what, "reserve"))
 		snprintf(msg, len, "The run was stopped: its writes left only %llu %s free on %s, below %s (%llu); "
@@ -267,6 +298,11 @@ noreturn void watch_run(struct watch *w)
 		_exit(supervise_stop(sb) < 0 ? 3 : 0);
 	}
 	disk_start(w, &disk);
+	if (disk_below_reserve(w, &disk, ex.message, sizeof(ex.message))) {
+		log_info("run %s: %s", w->req->run_id, ex.message);
+		privsep_send_error(w->chan, PRIVSEP_ERR_DISK, "%s", ex.message);
+		_exit(supervise_stop(sb) < 0 ? 3 : 0);
+	}
 	hand_over(w);
 	uint64_t started_us = us_since(&w->t0);
 	struct usage_files usage;

@@ -32,6 +32,8 @@ static size_t ignorable(const unsigned char *p, size_t left)
 			return 0;
 		cp = cp << 6 | (p[i] & 0x3f);
 	}
+	if (cp < (len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u)) /* overlong: not that character */
+		return 0;
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
 		if (cp >= ranges[i][0] && cp <= ranges[i][1])
 			return len;

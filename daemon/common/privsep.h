@@ -24,7 +24,7 @@
 #include <sys/types.h>
 
 #define PRIVSEP_MAGIC 0x5348524eu /* "SHRN" */
-#define PRIVSEP_VERSION 1
+#define PRIVSEP_VERSION 2
 
 /* Limits shared by the validator in the front and the re-check in the launcher. */
 #define RUN_CMD_MAX (256u * 1024)
@@ -78,6 +78,7 @@ enum privsep_error {
 	PRIVSEP_ERR_CAPACITY = 2, /* no free slot or uid (503) */
 	PRIVSEP_ERR_SETUP = 3,    /* the sandbox could not be built (500) */
 	PRIVSEP_ERR_CWD = 4,      /* cwd does not resolve inside the workspace (404) */
+	PRIVSEP_ERR_DISK = 5,     /* a file system the run may write is below limits.disk_reserve_* (507) */
 };
 
 /* What a run cost (asrun/usage.c), in struct privsep_exit.  A PRIVSEP_USAGE_*

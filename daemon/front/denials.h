@@ -13,6 +13,7 @@
 
 #include "privsep.h"
 #include "profile.h"
+#include "proxy.h"
 
 struct scrub_rules;
 
@@ -42,7 +43,7 @@ struct denial_facts {
 	int exit_code;                    /* -1 when killed by a signal */
 	bool have_oom, oom_killed, have_pids_limited, pids_limited;
 	const struct privsep_exit *ex;    /* the supervisor's refusals */
-	const char (*proxy)[200];         /* the proxy's refusals */
+	const char (*proxy)[PROXY_DENIAL_DETAIL]; /* the proxy's refusals */
 	size_t n_proxy;
 	const char *stderr_text, *stdout_text; /* filtered, for what can only be inferred */
 	const struct scrub_rules *scrub;       /* for what the run chose: paths, hosts */

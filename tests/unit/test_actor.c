@@ -37,6 +37,7 @@ TEST(git_names)
 	CHECK(name(".g\xf3\xa0\x80\x81it")); /* U+E0001, four bytes */
 	CHECK(!name(".g\xc2\xaeit"));         /* U+00AE is a character */
 	CHECK(!name(".g\xe2\x80it"));         /* a broken sequence is not skipped */
+	CHECK(!name(".g\xe0\x82\xadit"));     /* nor an overlong U+00AD: another name */
 	CHECK(!name(".gitx\xe2\x80\x8c"));
 	CHECK(!name(".gitignore"));
 	CHECK(!name(".gitmodules"));

@@ -89,7 +89,7 @@ TEST(zed_paths)
 		  "./bin/srv|--x|dir:./tools|dir:${env:PATH}|--stdio|./bin/pyls|");
 	CHECK_STR(scan("[mcp_servers.x]\ncommand = \"x\"\nenv.PATH = \"bin:${HOME}/y\"\n", AGENTPATHS_TOML),
 		  "x|dir:bin|dir:${HOME}/y|");
-	CHECK_STR(scan("env:\n  PATH: ./b\n", AGENTPATHS_YAML), "dir:./b|");
+	CHECK_STR(scan("env:\n  PATH: ./b\n  LD_LIBRARY_PATH: ./l\n  PYTHONPATH: ./p\n", AGENTPATHS_YAML), "dir:./b|dir:./l|");
 }
 
 TEST(codex_toml)

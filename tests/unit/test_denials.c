@@ -50,7 +50,7 @@ TEST(cut_of_valid_text_is_valid)
 	}
 }
 
-static void collect(struct run_denials *d, struct privsep_exit *ex, const char (*proxy)[200], size_t n_proxy)
+static void collect(struct run_denials *d, struct privsep_exit *ex, const char (*proxy)[PROXY_DENIAL_DETAIL], size_t n_proxy)
 {
 	static struct profile p;
 	struct denial_facts f = {.profile = &p, .ex = ex, .proxy = proxy, .n_proxy = n_proxy, .scrub = R};
@@ -91,9 +91,9 @@ TEST(detail_is_filtered)
 	    "a connect to the unix socket /ws/" SECRET ".sock: its listener is not this run's";
 	set_denial(&ex, 0, PRIVSEP_DENIAL_GIT, git, sizeof(git) - 1);
 	set_denial(&ex, 1, PRIVSEP_DENIAL_UNIX, sock, sizeof(sock) - 1);
-	char proxy[1][200] = {"host '" SECRET
+	char proxy[1][PROXY_DENIAL_DETAIL] = {"host '" SECRET
 			      ".example' port 443 is not on the allowlist of profile 'build'"};
-	collect(&d, &ex, (const char(*)[200])proxy, 1);
+	collect(&d, &ex, (const char(*)[PROXY_DENIAL_DETAIL])proxy, 1);
 	CHECK_EQ_INT(d.n, 3);
 	for (size_t i = 0; i < d.n; i++) {
 		CHECK(strstr(d.v[i].detail, SECRET) == NULL);

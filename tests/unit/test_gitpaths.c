@@ -556,7 +556,11 @@ TEST(agents_configuration)
 	sh("mkdir -p", ".zed");
 	sh("mkdir -p", "bin");
 	put(".zed/settings.json", "{\"context_servers\": {\"s\": {\"command\": {\"path\": \"./zbin/srv\","
-				  " \"env\": {\"PATH\": \"${workspaceFolder}/bin:.:$HOME/x:node_modules/.bin:${env:PATH}\"}}}}}");
+				  " \"env\": {\"PATH\": \"${workspaceFolder}/bin:.:$HOME/x:node_modules/.bin:${env:PATH}:"
+				  "${env:HOME}/hbin:${userHome}/ubin:tools/${env:ARCH}:${unknown}/zz:${workspaceFolder}/lnk\","
+				  " \"LD_LIBRARY_PATH\": \"./lib\"}},"
+				  " \"t\": {\"command\": \"PATH=./pbin:$PATH mytool\"}}}");
+	sh("ln -s", ". lnk");
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
 	struct gitpaths g = found();
 	CHECK(g.closed == NULL);
@@ -577,6 +581,16 @@ TEST(agents_configuration)
 	CHECK(!why(&g, "new.txt", true));                                     /* `.`: not the whole tree */
 	CHECK(!why(&g, "x/y", true));
 	CHECK(!why(&g, "node_modules/.bin/tsc", true));
+	/* review s38: a PATH set in a command, LD_LIBRARY_PATH, VS Code's home
+	 * variables, a later variable (the directory before it, whole), an
+	 * unknown one, and a directory that leads to the top (not the tree). */
+	CHECK_CONTAINS(why(&g, "pbin/mytool", true), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "lib/libc.so.6", true), "(.zed/settings.json)");
+	CHECK(!why(&g, "hbin/x", true));
+	CHECK(!why(&g, "ubin/x", true));
+	CHECK_CONTAINS(why(&g, "tools/x86_64/t", true), "(.zed/settings.json)");
+	CHECK(!why(&g, "zz/x", true));
+	CHECK(!why(&g, "src/a.c", false));
 	CHECK_CONTAINS(why(&g, "scripts/lint.py", false), "(.mcp.json)"); /* where a cd went */
 	CHECK_CONTAINS(why(&g, "scripts/auto.cfg", false), "(.mcp.json)"); /* a piece after '=' */
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
