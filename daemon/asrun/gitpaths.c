@@ -239,7 +239,8 @@ static void keep_agent_dir(void *arg, const char *s, const char *why, enum agent
 	struct ctx *c = arg;
 	char rel[PATH_MAX], named[PATH_MAX];
 	(void)what;
-	if (s[0] == '~' || strstr(s, "HOME") || strstr(s, "userHome"))
+	if (s[0] == '~' || strstr(s, "$HOME") || strstr(s, "${HOME}") || strstr(s, "${env:HOME}") ||
+	    strstr(s, "${userHome}"))
 		return; /* a home directory: not in the run's view */
 	const char *from = s;
 	if (s[0] == '$') {

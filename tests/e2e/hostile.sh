@@ -386,35 +386,26 @@ alive "right after a slowloris beyond the connection limit"
 # verified certificate hold at most three quarters of the limit, and past
 # that a new one cuts the oldest of the uid that holds the most (review s37
 # front 2: uid 65534's flood kept every client out) --------------------------
-setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$PORT" "$T/certs" flood $((LIMIT + 200)) 15 \
-	<"$T/hostile.py" >"$T/flood.out" &
-fp=$!
-sleep 3
-served=0
-for _ in $(seq 1 10); do
-	API_MAX_TIME=5 api GET /v0/policy
-	[ "$STATUS" = 200 ] && served=$((served + 1))
-done
-wait "$fp"
-BODY=$(cat "$T/flood.out")
-check_eq "a stranger holding $((LIMIT + 200)) idle connections, reopening each one cut ($(jf .opened) in all): 10 of 10 requests served within 5 s" \
-	"$served" 10
-alive "after a stranger's flood of reopened connections"
+flooded() { # DESC PREFIX...: the flood runs under PREFIX for 15 s; 10 requests of ours meanwhile
+	local desc=$1 served=0 fp
+	shift
+	"$@" /usr/bin/python3 - "$PORT" "$T/certs" flood $((LIMIT + 200)) 15 <"$T/hostile.py" >"$T/flood.out" &
+	fp=$!
+	sleep 3
+	for _ in $(seq 1 10); do
+		API_MAX_TIME=5 api GET /v0/policy
+		[ "$STATUS" = 200 ] && served=$((served + 1))
+	done
+	wait "$fp"
+	BODY=$(cat "$T/flood.out")
+	check_eq "$desc ($(jf .opened) opened in all): 10 of 10 requests served within 5 s" "$served" 10
+	alive "after: $desc"
+}
+flooded "a stranger holding $((LIMIT + 200)) idle connections, reopening each one cut" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups
 # The same from a user namespace whose 65536 uids are subordinate ones
 # (what /etc/subuid gives each account): each socket under another uid.
-SUBUIDS=1 /usr/bin/python3 - "$PORT" "$T/certs" flood $((LIMIT + 200)) 15 <"$T/hostile.py" >"$T/flood.out" &
-fp=$!
-sleep 3
-served=0
-for _ in $(seq 1 10); do
-	API_MAX_TIME=5 api GET /v0/policy
-	[ "$STATUS" = 200 ] && served=$((served + 1))
-done
-wait "$fp"
-BODY=$(cat "$T/flood.out")
-check_eq "the same flood with each socket under another subordinate uid ($(jf .opened) opened): 10 of 10 served" \
-	"$served" 10
-alive "after a flood from many subordinate uids"
+flooded "the same flood with each socket under another subordinate uid" env SUBUIDS=1
 
 # --- thousands of idle connections ------------------------------------------
 H idle 2000 0 $((IDLE + 2)) >"$T/idle.out" &

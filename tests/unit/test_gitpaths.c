@@ -560,11 +560,12 @@ TEST(agents_configuration)
 				  "${env:HOME}/hbin:${userHome}/ubin:tools/${env:ARCH}:${unknown}/zz:${workspaceFolder}/lnk\","
 				  " \"LD_LIBRARY_PATH\": \"./lib\"}},"
 				  " \"t\": {\"command\": \"PATH=./pbin:$PATH mytool\"}}}");
-	sh("ln -s", ". lnk");
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/lnk", ws);
+	CHECK(symlink(".", p) == 0);
 	put(".git/config", "[core]\n\thooksPath = .githooks\n");
 	struct gitpaths g = found();
 	CHECK(g.closed == NULL);
-	char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/scripts/fmt.sh", ws);
 	CHECK_CONTAINS(gitpaths_why(&g, p, false, &agent), "AI agent or editor runs it (.claude/settings.json)");
 	CHECK(agent);
