@@ -60,32 +60,37 @@
 #define NEST_MAX	 64
 #define TOO_DEEP	 "an AI agent's or editor's project configuration is nested deeper than the file actor reads"
 
+/* `launched`: what the file sets is for a program the person launches by
+ * a deliberate act (a launch's `program`, not kept), so its PATH-like lists
+ * are not kept either: they would close a build's output (`target/debug`,
+ * `build/lib`) and keep nothing the run could not change anyway. */
 static const struct {
 	const char *file;
 	enum agentpaths_syntax syntax;
+	bool launched;
 } files[] = {
-    {".claude/settings.json", AGENTPATHS_JSON},
-    {".claude/settings.local.json", AGENTPATHS_JSON},
-    {".mcp.json", AGENTPATHS_JSON},
-    {".cursor/hooks.json", AGENTPATHS_JSON},
-    {".cursor/mcp.json", AGENTPATHS_JSON},
-    {".gemini/settings.json", AGENTPATHS_JSON},
-    {".codex/config.toml", AGENTPATHS_TOML},
-    {".codex/hooks.json", AGENTPATHS_JSON},
-    {".vscode/settings.json", AGENTPATHS_JSON},
-    {".vscode/tasks.json", AGENTPATHS_JSON},
-    {".vscode/launch.json", AGENTPATHS_JSON},
-    {".vscode/mcp.json", AGENTPATHS_JSON},
-    {".zed/settings.json", AGENTPATHS_JSON},
-    {".zed/tasks.json", AGENTPATHS_JSON},
-    {".roo/mcp.json", AGENTPATHS_JSON},
-    {".kiro/settings/mcp.json", AGENTPATHS_JSON},
-    {".amazonq/mcp.json", AGENTPATHS_JSON},
-    {"opencode.json", AGENTPATHS_JSON},
-    {"opencode.jsonc", AGENTPATHS_JSON},
-    {".continue/config.json", AGENTPATHS_JSON},
-    {".continue/config.yaml", AGENTPATHS_YAML},
-    {".aider.conf.yml", AGENTPATHS_YAML},
+    {".claude/settings.json", AGENTPATHS_JSON, false},
+    {".claude/settings.local.json", AGENTPATHS_JSON, false},
+    {".mcp.json", AGENTPATHS_JSON, false},
+    {".cursor/hooks.json", AGENTPATHS_JSON, false},
+    {".cursor/mcp.json", AGENTPATHS_JSON, false},
+    {".gemini/settings.json", AGENTPATHS_JSON, false},
+    {".codex/config.toml", AGENTPATHS_TOML, false},
+    {".codex/hooks.json", AGENTPATHS_JSON, false},
+    {".vscode/settings.json", AGENTPATHS_JSON, false},
+    {".vscode/tasks.json", AGENTPATHS_JSON, false},
+    {".vscode/launch.json", AGENTPATHS_JSON, true},
+    {".vscode/mcp.json", AGENTPATHS_JSON, false},
+    {".zed/settings.json", AGENTPATHS_JSON, false},
+    {".zed/tasks.json", AGENTPATHS_JSON, false},
+    {".roo/mcp.json", AGENTPATHS_JSON, false},
+    {".kiro/settings/mcp.json", AGENTPATHS_JSON, false},
+    {".amazonq/mcp.json", AGENTPATHS_JSON, false},
+    {"opencode.json", AGENTPATHS_JSON, false},
+    {"opencode.jsonc", AGENTPATHS_JSON, false},
+    {".continue/config.json", AGENTPATHS_JSON, false},
+    {".continue/config.yaml", AGENTPATHS_YAML, false},
+    {".aider.conf.yml", AGENTPATHS_YAML, false},
 };
 
 static const char *const run_suffixes[] = {"command", "cmd",    "args",   "argv",  "env",   "helper",
@@ -149,7 +154,8 @@ struct out {
 	agentpaths_each *each;
 	void *arg;
 	const char *why;
-	char *s; /* as long as the text: no string is longer */
+	bool launched; /* files[].launched */
+	char *s;       /* as long as the text: no string is longer */
 };
 
 /* Where the run's own installs write (`python -m venv`, `npm install`):
@@ -170,9 +176,24 @@ static bool in_install_dir(const char *s, size_t n)
 	return false;
 }
 
+/* VS Code's `${pathSeparator}` and `${/}`, in place, as what they are. */
+static void vscode_separators(char *s)
+{
+	static const struct {
+		const char *var, *is;
+	} seps[] = {{"${pathSeparator}", ":"}, {"${/}", "/"}};
+	for (size_t i = 0; i < sizeof(seps) / sizeof(seps[0]); i++)
+		for (char *v; (v = strstr(s, seps[i].var));) {
+			size_t n = strlen(seps[i].var);
+			v[0] = seps[i].is[0];
+			memmove(v + 1, v + n, strlen(v + n) + 1);
+		}
+}
+
 void agentpaths_dirs(char *list, const char *why, agentpaths_each *each, void *arg)
 {
 	int braces = 0;
+	vscode_separators(list);
 	for (char *dir = list, *c = list;; c++) {
 		braces += (*c == '{') - (*c == '}' && braces > 0);
 		if (*c && (*c != ':' || braces))
@@ -192,7 +213,7 @@ static void emit(struct out *o, char *s, enum take take)
 {
 	if (take == TAKE_WORDS || (take == TAKE_EXE && !in_install_dir(s, strlen(s))))
 		o->each(o->arg, s, o->why, AGENTPATHS_COMMAND);
-	else if (take == TAKE_DIRS)
+	else if (take == TAKE_DIRS && !o->launched)
 		agentpaths_dirs(s, o->why, o->each, o->arg);
 }
 
@@ -523,10 +544,10 @@ static const char *scan_yaml(const char *p, const char *end, struct out *o)
 	return NULL;
 }
 
-const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax syntax, const char *why,
-			    agentpaths_each *each, void *arg)
+static const char *scan(const char *text, size_t len, enum agentpaths_syntax syntax, bool launched,
+			const char *why, agentpaths_each *each, void *arg)
 {
-	struct out o = {.each = each, .arg = arg, .why = why, .s = calloc(1, len + 1)};
+	struct out o = {.each = each, .arg = arg, .why = why, .launched = launched, .s = calloc(1, len + 1)};
 	if (!o.s)
 		return "the file actor ran out of memory reading an AI agent's project configuration";
 	size_t bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
@@ -536,6 +557,12 @@ const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax
 						      : scan_yaml(p, end, &o);
 	free(o.s);
 	return err;
+}
+
+const char *agentpaths_scan(const char *text, size_t len, enum agentpaths_syntax syntax, const char *why,
+			    agentpaths_each *each, void *arg)
+{
+	return scan(text, len, syntax, false, why, each, arg);
 }
 
 const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg)
@@ -574,7 +601,7 @@ const char *agentpaths_read(const char *top, agentpaths_each *each, void *arg)
 			else {
 				snprintf(why, sizeof(why), "the person's AI agent or editor runs it (%s)",
 					 files[i].file);
-				err = agentpaths_scan(buf, (size_t)n, files[i].syntax, why, each, arg);
+				err = scan(buf, (size_t)n, files[i].syntax, files[i].launched, why, each, arg);
 			}
 		}
 		free(buf);

@@ -188,10 +188,15 @@ static void keep(struct ctx *c, const char *base, const char *rel, const char *w
 	bool moved = fdpath_resolve(c->hostproc, named, real, sizeof(real)) && strcmp(real, named) != 0;
 	if (!writable_by_run(c, named) && !(moved && writable_by_run(c, real)))
 		return;
-	/* An agent's PATH directory that leads to the top or above (`bin ->
-	 * .`): kept whole it would close the whole tree (review s38 L2). */
-	if (!file && c->agent && moved && path_under(c->worktree, real))
+	/* An agent's PATH directory that leads to the top (`bin -> .`): kept
+	 * whole it would close the whole tree (review s38 L2); one that leads
+	 * above it cannot be kept by the actor. */
+	if (!file && c->agent && moved && path_under(c->worktree, real)) {
+		if (strcmp(real, c->worktree) != 0)
+			close_all(c, "an AI agent's project configuration puts a directory on PATH that leads above "
+				     "the top of the tree, which the file actor cannot keep");
 		return;
+	}
 	add(c, named, why);
 	if (moved)
 		add(c, real, why);
@@ -224,60 +229,127 @@ static void keep_bare(struct ctx *c, char bases[][PATH_MAX], size_t n_bases, con
 			keep(c, bases[b], piece, why, true);
 }
 
-/* A directory of a PATH an AI agent's configuration sets (agentpaths.h),
- * kept whole, as a hooks directory: from the top, or after a variable
- * that names the top (`${workspaceFolder}/bin`, `$CLAUDE_PROJECT_DIR/bin`);
- * up to a later variable (`tools/${env:ARCH}`: `tools` whole).  Not a home
- * directory, not after another variable (`${env:PATH}`), and not the top
- * itself or above (`.`: that would keep the whole tree, so a bare name a
- * command runs from there is not kept: README, agent config). */
-static void keep_agent_dir(void *arg, const char *s, const char *why, enum agentpaths_what what)
+#define TOPLEVEL "$(git rev-parse --show-toplevel)"
+
+/* How long the expression at the start of `s` is when it names the top of
+ * the tree: `${workspaceFolder}` (also `${workspaceFolder:name}`),
+ * `$CLAUDE_PROJECT_DIR` (also `${CLAUDE_PROJECT_DIR:-.}`), `$PWD`,
+ * `$(pwd)`, `$(git rev-parse --show-toplevel)`; 0 for anything else. */
+static size_t top_expr_len(const char *s)
 {
-	static const char *const top_vars[] = {"${workspaceFolder}", "${workspaceRoot}", "$PWD", "${PWD}",
-					       "$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$ZED_WORKTREE_ROOT",
-					       "${ZED_WORKTREE_ROOT}"};
-	struct ctx *c = arg;
-	char rel[PATH_MAX], named[PATH_MAX];
-	(void)what;
-	if (s[0] == '~' || strstr(s, "$HOME") || strstr(s, "${HOME}") || strstr(s, "${env:HOME}") ||
-	    strstr(s, "${userHome}"))
-		return; /* a home directory: not in the run's view */
-	const char *from = s;
-	if (s[0] == '$') {
-		from = NULL;
-		for (size_t i = 0; i < sizeof(top_vars) / sizeof(top_vars[0]) && !from; i++) {
-			size_t n = strlen(top_vars[i]);
-			if (strncmp(s, top_vars[i], n) == 0 && (s[n] == '/' || s[n] == '\0'))
-				from = s + n + (s[n] == '/');
+	static const char *const names[] = {"workspaceFolder", "workspaceRoot", "PWD", "CLAUDE_PROJECT_DIR",
+					    "ZED_WORKTREE_ROOT"};
+	static const char *const commands[] = {"$(pwd)", "$(pwd -P)", "`pwd`", TOPLEVEL};
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strncmp(s, commands[i], strlen(commands[i])) == 0)
+			return strlen(commands[i]);
+	if (s[0] != '$')
+		return 0;
+	bool braced = s[1] == '{';
+	const char *name = s + 1 + braced;
+	size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+	bool known = false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		known |= n == strlen(names[i]) && strncmp(name, names[i], n) == 0;
+	if (!known)
+		return 0;
+	if (!braced)
+		return 1 + n;
+	const char *end = strchr(name + n, '}'); /* `:name`, `:-.`: still the top */
+	return end ? (size_t)(end + 1 - s) : 0;
+}
+
+/* Is `s` a home directory, `~/x` or after $HOME, ${HOME}, ${env:HOME},
+ * ${userHome} (not $HOMEBREW_PREFIX)? */
+static bool names_home(const char *s)
+{
+	static const char *const homes[] = {"$HOME", "${HOME}", "${env:HOME}", "${userHome}"};
+	if (s[0] == '~')
+		return true;
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++)
+		for (const char *h = strstr(s, homes[i]); h; h = strstr(h + 1, homes[i])) {
+			char next = h[strlen(homes[i])];
+			if (!isalnum((unsigned char)next) && next != '_')
+				return true;
 		}
-		if (!from)
-			return;
-	}
+	return false;
+}
+
+/* A directory of a PATH an AI agent's configuration sets (agentpaths.h),
+ * kept whole, as a hooks directory: from each base (the top, and where a
+ * `cd` before it in a command went), or after an expression that names the
+ * top (`${workspaceFolder}/bin`, `"$(pwd)/bin"`); up to a later variable
+ * (`tools/${env:ARCH}`: `tools` whole, `bin${PATH:+:$PATH}`: `bin`).  Not
+ * a home directory, not after another variable (`${env:PATH}`), and not
+ * the top itself (`.`: that would keep the whole tree, so a bare name a
+ * command runs from there is not kept: README, agent config). */
+struct dir_bases {
+	char (*dir)[PATH_MAX];
+	size_t n;
+	bool lost; /* after a cd the actor cannot follow */
+};
+
+static void keep_agent_dir_from(struct ctx *c, const char *s, const char *why, const struct dir_bases *b)
+{
+	char rel[PATH_MAX], named[PATH_MAX];
+	if (names_home(s))
+		return; /* not in the run's view */
+	size_t top = top_expr_len(s);
+	if (s[0] == '$' && !top)
+		return;
+	const char *from = s + top + (top && s[top] == '/');
 	if (snprintf(rel, sizeof(rel), "%s", from) >= (int)sizeof(rel)) {
 		close_all(c, AGENT_UNCHECKED);
 		return;
 	}
-	char *var = strchr(rel, '$');
-	if (var) { /* up to the directory before it */
-		while (var > rel && var[-1] != '/')
-			var--;
-		*var = '\0';
-	}
-	if (!rel[0] || (path_join(named, sizeof(named), c->worktree, rel) && path_under(c->worktree, named)))
+	rel[strcspn(rel, "$`")] = '\0';
+	if (!rel[0])
 		return;
-	keep(c, c->worktree, rel, why, false);
+	if (b->lost && rel[0] != '/') {
+		close_all(c, "an AI agent's project configuration sets a PATH after a cd the file actor cannot "
+			     "follow");
+		return;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (!path_join(named, sizeof(named), b->dir[i], rel) || !path_under(c->worktree, named))
+			keep(c, b->dir[i], rel, why, false);
+}
+
+static void keep_agent_dir(void *arg, const char *s, const char *why, enum agentpaths_what what)
+{
+	struct ctx *c = arg;
+	char top[1][PATH_MAX];
+	(void)what;
+	snprintf(top[0], sizeof(top[0]), "%s", c->worktree);
+	keep_agent_dir_from(c, s, why, &(struct dir_bases){.dir = top, .n = 1});
 }
 
 /* A PATH set in an AI agent's command (`PATH=./bin:$PATH mytool`,
- * `export PATH=...`): its directories, as one the configuration sets. */
-static void keep_assigned_dirs(struct ctx *c, const char *word, const char *why)
+ * `export PATH=...`, `PATH+=:./bin`): its directories, as one the
+ * configuration sets, from where the command's `cd`s went. */
+struct assigned {
+	struct ctx *c;
+	const struct dir_bases *bases;
+};
+
+static void keep_assigned_dir(void *arg, const char *s, const char *why, enum agentpaths_what what)
+{
+	const struct assigned *a = arg;
+	(void)what;
+	keep_agent_dir_from(a->c, s, why, a->bases);
+}
+
+static void keep_assigned_dirs(struct ctx *c, const char *word, const char *why, const struct dir_bases *b)
 {
 	const char *eq = strchr(word, '=');
 	char list[PATH_MAX];
-	if (!c->agent || !eq || !agentpaths_is_dir_list(word, (size_t)(eq - word)))
+	if (!c->agent || !eq || eq == word)
+		return;
+	size_t n = (size_t)(eq - word) - (eq[-1] == '+');
+	if (!agentpaths_is_dir_list(word, n))
 		return;
 	snprintf(list, sizeof(list), "%s", eq + 1); /* the word is shorter */
-	agentpaths_dirs(list, why, keep_agent_dir, c);
+	agentpaths_dirs(list, why, keep_assigned_dir, &(struct assigned){.c = c, .bases = b});
 }
 
 /* Every path-like piece of a command: words split as a shell splits them
@@ -288,8 +360,6 @@ static void keep_assigned_dirs(struct ctx *c, const char *word, const char *why)
  * command went; the path after a variable or a command substitution
  * (`$(git rev-parse --show-toplevel)/x`, `"$TOP"/x`) from there too, and
  * the path glued to a short option (`-F./x`). */
-#define TOPLEVEL "$(git rev-parse --show-toplevel)"
-
 static void keep_words(struct ctx *c, const char *cmd, const char *why, int depth)
 {
 	char word[PATH_MAX], bases[4][PATH_MAX];
@@ -367,7 +437,7 @@ static void keep_words(struct ctx *c, const char *cmd, const char *why, int dept
 			keep_from(c, bases, n_bases, word + 1, why);
 		char *save = NULL;
 		keep_bare(c, bases, n_bases, name, why);
-		keep_assigned_dirs(c, name, why);
+		keep_assigned_dirs(c, name, why, &(struct dir_bases){.dir = bases, .n = n_bases, .lost = lost});
 		for (char *piece = strtok_r(word, "=:", &save); piece; piece = strtok_r(NULL, "=:", &save)) {
 			piece += piece[0] == '!';
 			keep_bare(c, bases, n_bases, piece, why);

@@ -149,7 +149,7 @@ static int disk_below_reserve(const struct watch *r, const struct disk_watch *w,
 		char where[64];
 		fs_name(r, &w->fs[i], where, sizeof(where));
 		snprintf(msg, len, "The run was not started: only %llu %s are free on %s, below %s (%llu); free space "
-		         "there, or run it read-only (analyse).",
+		         "there, or use a profile that does not write there.",
 		         (unsigned long long)(bytes ? bavail : favail), bytes ? "bytes" : "inodes", where,
 		         bytes ? "limits.disk_reserve_bytes" : "limits.disk_reserve_inodes",
 		         (unsigned long long)(bytes ? c->disk_reserve_bytes : c->disk_reserve_inodes));

@@ -119,12 +119,13 @@ sleep 0.3
 check_settled "disk: nothing of the runs left"
 
 # The reserve: a run whose writes take the free space below it is stopped
-# (the audit log and the next run need room): a reserve 32 MiB below what
-# is free now, and a run that writes 128 MiB.
+# (the audit log and the next run need room): a reserve 128 MiB below what
+# is free now (room for what else writes there meanwhile), and a run that
+# writes 512 MiB.
 e2e_stop
 avail=$(stat -f -c '%a * %S' "$WS")
-e2e_start "{\"limits\": {\"disk_reserve_bytes\": $(($avail - (32 << 20)))}}"
-attack "a run whose writes cross disk_reserve_bytes is stopped" 'head -c 134217728 /dev/zero > r; sleep 5; echo survived' &&
+e2e_start "{\"limits\": {\"disk_reserve_bytes\": $(($avail - (128 << 20)))}}"
+attack "a run whose writes cross disk_reserve_bytes is stopped" 'head -c 536870912 /dev/zero > r; sleep 5; echo survived' &&
 	check_match "disk_reserve_bytes: named" "$(jf .disk_limited)/$(jf .message)" \
 		'^true/The run was stopped: its writes left only [0-9]+ bytes free .*limits\.disk_reserve_bytes'
 rm -f "$WS/r"
@@ -137,7 +138,7 @@ before=$(sha256sum <"$WS/hello.txt")
 attack "reserve: below it already, a writable run is not started" 'head -c 4194304 /dev/zero >> hello.txt; echo ran' &&
 	check_eq "reserve: below it already, a writable run is not started" "$STATUS $(jf .error.code)" "507 disk_reserve"
 check_match "... saying where and what to do" "$(jf .error.message)" \
-	"^The run was not started: only [0-9]+ bytes are free on the workspace's file system, below limits\.disk_reserve_bytes \(1125899906842624\); free space there, or run it read-only"
+	"^The run was not started: only [0-9]+ bytes are free on the workspace's file system, below limits\.disk_reserve_bytes \(1125899906842624\); free space there, or use a profile that does not write there\.$"
 check_eq "... and nothing was written" "$(sha256sum <"$WS/hello.txt")" "$before"
 run_cmd 'cat hello.txt' analyse
 check_eq "reserve: a read-only profile is not watched" "$(jf .stdout)/$(jf .disk_limited)" "hello from the workspace/null"

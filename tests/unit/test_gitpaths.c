@@ -559,7 +559,11 @@ TEST(agents_configuration)
 				  " \"env\": {\"PATH\": \"${workspaceFolder}/bin:.:$HOME/x:node_modules/.bin:${env:PATH}:"
 				  "${env:HOME}/hbin:${userHome}/ubin:tools/${env:ARCH}:${unknown}/zz:${workspaceFolder}/lnk\","
 				  " \"LD_LIBRARY_PATH\": \"./lib\"}},"
-				  " \"t\": {\"command\": \"PATH=./pbin:$PATH mytool\"}}}");
+				  " \"t\": {\"command\": \"PATH=./pbin:$PATH mytool\"},"
+				  " \"u\": {\"command\": \"PATH=\\\"$(pwd)/qbin:$PATH\\\" a; PATH+=:rbin b; cd sub && PATH=sbin:$PATH c\"},"
+				  " \"v\": {\"command\": \"x\", \"env\": {\"PATH\": \"vbin${PATH:+:$PATH}:${workspaceFolder:p}${/}wbin${pathSeparator}$HOMEBREW/h\"}}}}");
+	put(".vscode/launch.json", "{\"configurations\": [{\"program\": \"build/app\", \"env\": {\"LD_LIBRARY_PATH\": "
+				   "\"build/lib\"}, \"preLaunchTask\": \"x\"}]}");
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/lnk", ws);
 	CHECK(symlink(".", p) == 0);
@@ -592,6 +596,14 @@ TEST(agents_configuration)
 	CHECK_CONTAINS(why(&g, "tools/x86_64/t", true), "(.zed/settings.json)");
 	CHECK(!why(&g, "zz/x", true));
 	CHECK(!why(&g, "src/a.c", false));
+	/* review s38 second: $(pwd), PATH+=, a cd before it, a variable glued
+	 * to a name, VS Code's separators, $HOMEBREW is no home */
+	CHECK_CONTAINS(why(&g, "qbin/t", true), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "rbin/t", true), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "sub/sbin/t", true), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "vbin/t", true), "(.zed/settings.json)");
+	CHECK_CONTAINS(why(&g, "wbin/t", true), "(.zed/settings.json)");
+	CHECK(!why(&g, "build/lib/libx.so", true)); /* a launch's env: a build's output, not kept */
 	CHECK_CONTAINS(why(&g, "scripts/lint.py", false), "(.mcp.json)"); /* where a cd went */
 	CHECK_CONTAINS(why(&g, "scripts/auto.cfg", false), "(.mcp.json)"); /* a piece after '=' */
 	snprintf(p, sizeof(p), "%s/.githooks/x", ws);
