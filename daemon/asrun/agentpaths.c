@@ -25,8 +25,10 @@
  * `command`, a terminal's `env`, aider's `lint-cmd`, Codex's `notify`,
  * Zed's `binary` of a language server.  Inside those, a key exactly `path`
  * names the executable itself (Zed's `command.path`, `binary.path`), and
- * one exactly `PATH` the directories a bare command name is found in: each
- * directory is kept whole (review s37 fixes M1).  Neither is kept where
+ * one exactly `PATH`, `LD_LIBRARY_PATH` or `GCONV_PATH` the directories a
+ * bare command name or a library is found in: each directory is kept
+ * whole (review s37 fixes M1; but not those a launch sets: `launched`
+ * below).  Neither is kept where
  * the run's own installs write (`.venv`, `venv`, `node_modules`, `.tox`):
  * `python -m venv` and `npm install` would stop in the sandbox, and what
  * a tool there loads is the project's environment anyway, as a `.pth`
@@ -39,7 +41,8 @@
  * are (agentpaths.h: only what the configuration names is kept).  Nor a
  * launch's `program`, which the person runs by a deliberate act (a build's
  * output, written by runs), nor a permission rule (`Edit(./src/a.ts)`):
- * what the agent may touch.
+ * what the agent may touch.  A PATH set inside a command's words
+ * (`PATH=./bin:$PATH lint`) is gitpaths.c's to find.
  */
 #include "agentpaths.h"
 #include "fdpath.h"
