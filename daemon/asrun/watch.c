@@ -78,6 +78,8 @@ struct disk_watch {
 		int fd;
 		dev_t dev;
 		uint64_t bfree0, ffree0; /* at the run's start, in bytes and inodes */
+		uint64_t bavail0, favail0; /* the same, for non-root: against the reserve */
+		bool has_inodes;
 	} fs[1 + PROFILE_LIST_MAX];
 };
 
@@ -99,15 +101,13 @@ static int disk_stat(int fd, uint64_t *bfree, uint64_t *bavail, uint64_t *ffree,
 static void disk_add(struct disk_watch *w, const struct watch_disk *d)
 {
 	struct stat st;
-	uint64_t bavail, favail;
-	bool has_inodes;
 	if (w->n >= sizeof(w->fs) / sizeof(w->fs[0]) || fstat(d->fd, &st) < 0)
 		return;
 	for (size_t i = 0; i < w->n; i++)
 		if (w->fs[i].dev == st.st_dev)
 			return;
 	struct disk_fs *f = &w->fs[w->n];
-	if (disk_stat(d->fd, &f->bfree0, &bavail, &f->ffree0, &favail, &has_inodes) < 0)
+	if (disk_stat(d->fd, &f->bfree0, &f->bavail0, &f->ffree0, &f->favail0, &f->has_inodes) < 0)
 		return;
 	f->path = d->path;
 	f->fd = d->fd;
@@ -132,19 +132,17 @@ static void fs_name(const struct watch *r, const struct disk_fs *f, char *where,
 		snprintf(where, len, "the file system of %.*s", (int)utf8_cut(f->path, strlen(f->path), 40), f->path);
 }
 
-/* 1 and `msg` set when a file system the run may write is below a
- * reserve before it starts: it would write there before the first look
- * (up to megabytes a run, and a loop of runs on and on: review s37
- * lifecycle L1), so it does not start. */
+/* 1 and `msg` set when a file system the run may write was below a
+ * reserve at its start (disk_start's look): it would write there before
+ * the first tick (up to megabytes a run, and a loop of runs on and on:
+ * review s37 lifecycle L1), so it does not start. */
 static int disk_below_reserve(const struct watch *r, const struct disk_watch *w, char *msg, size_t len)
 {
 	const struct config *c = r->cfg;
 	for (size_t i = 0; w->on && i < w->n; i++) {
-		uint64_t bfree, bavail, ffree, favail;
-		bool has_inodes, bytes;
-		if (disk_stat(w->fs[i].fd, &bfree, &bavail, &ffree, &favail, &has_inodes) < 0)
-			continue;
-		if (!(bytes = bavail < c->disk_reserve_bytes) && !(has_inodes && favail < c->disk_reserve_inodes))
+		uint64_t bavail = w->fs[i].bavail0, favail = w->fs[i].favail0;
+		bool bytes = bavail < c->disk_reserve_bytes;
+		if (!bytes && !(w->fs[i].has_inodes && favail < c->disk_reserve_inodes))
 			continue;
 		char where[64];
 		fs_name(r, &w->fs[i], where, sizeof(where));
