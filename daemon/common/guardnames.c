@@ -3,6 +3,7 @@
  * guardnames.h), as a folding file system compares them.
  */
 #include "guardnames.h"
+#include "utf8.h"
 
 #include <limits.h>
 #include <string.h>
@@ -23,18 +24,9 @@ static size_t ignorable(const unsigned char *p, size_t left)
 	    {0xfe00, 0xfe0f},	{0xfeff, 0xfeff},   {0xffa0, 0xffa0},	{0xfff0, 0xfff8},   {0x1bca0, 0x1bca3},
 	    {0x1d173, 0x1d17a}, {0xe0000, 0xe0fff},
 	};
-	size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-	if (len == 0 || len > left || (len == 3 && p[0] > 0xef))
-		return 0;
-	unsigned cp = p[0] & (0xff >> (len + 1));
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < (len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u)) /* overlong: not that character */
-		return 0;
-	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+	unsigned cp = 0;
+	size_t len = utf8_decode((const char *)p, left, &cp); /* strict: an overlong is another name */
+	for (size_t i = 0; len > 1 && i < sizeof(ranges) / sizeof(ranges[0]); i++)
 		if (cp >= ranges[i][0] && cp <= ranges[i][1])
 			return len;
 	return 0;

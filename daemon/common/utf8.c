@@ -39,6 +39,17 @@ static size_t seq_len(const unsigned char *s, size_t left)
 	return n;
 }
 
+size_t utf8_decode(const char *s, size_t left, unsigned *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = left ? seq_len(u, left) : 0;
+	if (n)
+		*cp = n == 1 ? u[0] : u[0] & (0xffu >> (n + 1));
+	for (size_t i = 1; i < n; i++)
+		*cp = *cp << 6 | (u[i] & 0x3f);
+	return n;
+}
+
 char *utf8_clean(const char *buf, size_t len, bool *replaced)
 {
 	const unsigned char *s = (const unsigned char *)buf;

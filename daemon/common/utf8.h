@@ -21,4 +21,8 @@ char *utf8_clean(const char *buf, size_t len, bool *replaced);
  * not UTF-8 are left as they are: utf8_clean judges them. */
 size_t utf8_cut(const char *buf, size_t len, size_t max);
 
+/* The character at `s` (at most `left` bytes): its length, and its code
+ * point in *cp; 0 when no valid UTF-8 character starts there. */
+size_t utf8_decode(const char *s, size_t left, unsigned *cp);
+
 #endif
